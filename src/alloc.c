@@ -1,0 +1,40 @@
+/*
+ * alloc.c - the runtime's allocations, with the fault-injection hook used by
+ * tests/test_fault_alloc.c (the n-th allocation fails).
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+
+/* Countdown to the failing allocation: 0 = disarmed.  Relaxed: the hook is
+ * armed by a test thread before it makes the calls it targets. */
+static atomic_long fail_countdown;
+static atomic_long alloc_count;
+
+static bool should_fail(void) {
+  atomic_fetch_add_explicit(&alloc_count, 1, memory_order_relaxed);
+  long c = atomic_load_explicit(&fail_countdown, memory_order_relaxed);
+  if (EVRT_LIKELY(c == 0))
+    return false;
+  c = atomic_fetch_sub_explicit(&fail_countdown, 1, memory_order_relaxed);
+  return c == 1;
+}
+
+long evrt__test_fail_alloc_at(long n) {
+  atomic_store_explicit(&fail_countdown, n > 0 ? n : 0, memory_order_relaxed);
+  return atomic_exchange_explicit(&alloc_count, 0, memory_order_relaxed);
+}
+
+void *evrt__malloc(size_t size) {
+  if (EVRT_UNLIKELY(should_fail()))
+    return NULL;
+  return malloc(size);
+}
+
+void *evrt__calloc(size_t n, size_t size) {
+  if (EVRT_UNLIKELY(should_fail()))
+    return NULL;
+  return calloc(n, size);
+}
+
+void evrt__free(void *p) { free(p); }

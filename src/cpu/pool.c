@@ -1,0 +1,266 @@
+/*
+ * pool.c - the worker pool of the cpu backend: a run queue of ready streams
+ * (two priority levels), workers that park on a private futex word when
+ * idle, and a monitor that adds a worker when ready streams wait while every
+ * worker is busy (a host function that blocks), up to a bound.
+ *
+ * Lock order used here: stream.qlock -> pool.lock (push is called with the
+ * stream's qlock held).  Workers never hold pool.lock while running a stream.
+ *
+ * Wake-ups are targeted: a push wakes at most one parked worker, and none if
+ * a worker is spinning (it will find the stream).  At most one worker spins
+ * at a time, briefly: on 2 cores a second spinner steals the core that the
+ * thread it waits for needs.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct evrt__worker {
+  atomic_uint futex; /* 0 = parked/idle, 1 = woken */
+  struct evrt__worker *next_idle;
+  bool extra;
+};
+
+static struct {
+  pthread_mutex_t lock;
+  pthread_cond_t exited;
+  struct evrt__stream *head[2], *tail[2];
+  atomic_uint rq_len;
+  struct evrt__worker *idle;
+  int nidle, nworkers, base, max;
+  atomic_int nspinning;
+  uint64_t pops;
+  bool stop;
+  bool mon_parked;
+  atomic_uint mon_futex;
+  pthread_t monitor;
+  bool monitor_started;
+} P = {.lock = PTHREAD_MUTEX_INITIALIZER, .exited = PTHREAD_COND_INITIALIZER};
+
+static _Thread_local struct evrt__worker *tls_worker;
+
+static void *worker_main(void *arg);
+
+/* Caller holds P.lock. */
+static int spawn_locked(bool extra) {
+  struct evrt__worker *w = evrt__calloc(1, sizeof *w);
+  if (!w)
+    return ENOMEM;
+  w->extra = extra;
+  pthread_attr_t a;
+  pthread_attr_init(&a);
+  pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+  pthread_attr_setstacksize(&a, 256 * 1024);
+  pthread_t th;
+  int r = pthread_create(&th, &a, worker_main, w);
+  pthread_attr_destroy(&a);
+  if (r) {
+    evrt__free(w);
+    return r;
+  }
+  P.nworkers++;
+  return 0;
+}
+
+static struct evrt__stream *pop_locked(void) {
+  for (int q = 0; q < 2; q++) {
+    struct evrt__stream *s = P.head[q];
+    if (s) {
+      P.head[q] = s->rq_next;
+      if (!P.head[q])
+        P.tail[q] = NULL;
+      s->rq_next = NULL;
+      atomic_fetch_sub_explicit(&P.rq_len, 1, memory_order_relaxed);
+      P.pops++;
+      return s;
+    }
+  }
+  return NULL;
+}
+
+void evrt__pool_push_locked(struct evrt__stream *s) {
+  struct evrt__worker *w = NULL;
+  bool wake_monitor = false;
+  int q = s->priority < 0 ? 0 : 1;
+  pthread_mutex_lock(&P.lock);
+  s->rq_next = NULL;
+  if (P.tail[q])
+    P.tail[q]->rq_next = s;
+  else
+    P.head[q] = s;
+  P.tail[q] = s;
+  atomic_fetch_add_explicit(&P.rq_len, 1, memory_order_relaxed);
+  if (atomic_load_explicit(&P.nspinning, memory_order_relaxed) == 0 && P.idle) {
+    w = P.idle;
+    P.idle = w->next_idle;
+    P.nidle--;
+    atomic_store_explicit(&w->futex, 1, memory_order_relaxed);
+  } else if (P.nidle == 0 && P.mon_parked) {
+    P.mon_parked = false;
+    atomic_store_explicit(&P.mon_futex, 1, memory_order_relaxed);
+    wake_monitor = true;
+  }
+  pthread_mutex_unlock(&P.lock);
+  if (w)
+    evrt__futex_wake(&w->futex, 1, 0);
+  if (wake_monitor)
+    evrt__futex_wake(&P.mon_futex, 1, 0);
+}
+
+static void worker_exit_locked(struct evrt__worker *w) {
+  P.nworkers--;
+  if (P.nworkers == 0)
+    pthread_cond_broadcast(&P.exited);
+  evrt__free(w);
+}
+
+static void *worker_main(void *arg) {
+  struct evrt__worker *w = arg;
+  tls_worker = w;
+  uint64_t spin_ns = evrt__spin_budget_ns();
+  for (;;) {
+    pthread_mutex_lock(&P.lock);
+    if (P.stop) {
+      worker_exit_locked(w);
+      pthread_mutex_unlock(&P.lock);
+      return NULL;
+    }
+    struct evrt__stream *s = pop_locked();
+    pthread_mutex_unlock(&P.lock);
+    if (s) {
+      evrt__exec_stream(s);
+      continue;
+    }
+    /* Nothing to run: spin briefly if nobody else does, then park. */
+    if (spin_ns &&
+        atomic_fetch_add_explicit(&P.nspinning, 1, memory_order_relaxed) == 0) {
+      uint64_t t0 = evrt__now_ns();
+      for (unsigned i = 1;; i++) {
+        if (atomic_load_explicit(&P.rq_len, memory_order_relaxed))
+          break;
+        evrt__cpu_relax();
+        if ((i & 31) == 0 && evrt__now_ns() - t0 > spin_ns)
+          break;
+      }
+    }
+    atomic_fetch_sub_explicit(&P.nspinning, 1, memory_order_relaxed);
+    pthread_mutex_lock(&P.lock);
+    if (P.rq_len || P.stop) {
+      pthread_mutex_unlock(&P.lock);
+      continue;
+    }
+    atomic_store_explicit(&w->futex, 0, memory_order_relaxed);
+    w->next_idle = P.idle;
+    P.idle = w;
+    P.nidle++;
+    pthread_mutex_unlock(&P.lock);
+    for (;;) {
+      int r = evrt__futex_wait(&w->futex, 0, w->extra ? 2000000000LL : -1, 0);
+      pthread_mutex_lock(&P.lock);
+      if (atomic_load_explicit(&w->futex, memory_order_relaxed)) {
+        pthread_mutex_unlock(&P.lock);
+        break;
+      }
+      if (P.stop || (r == ETIMEDOUT && w->extra)) {
+        /* Still on the idle stack: take ourselves off and leave. */
+        for (struct evrt__worker **p = &P.idle; *p; p = &(*p)->next_idle)
+          if (*p == w) {
+            *p = w->next_idle;
+            P.nidle--;
+            break;
+          }
+        worker_exit_locked(w);
+        pthread_mutex_unlock(&P.lock);
+        return NULL;
+      }
+      pthread_mutex_unlock(&P.lock);
+    }
+  }
+}
+
+/* Adds a worker when ready streams have waited a whole tick with no worker
+ * taking any: every worker is then stuck in user code. */
+static void *monitor_main(void *arg) {
+  (void)arg;
+  pthread_mutex_lock(&P.lock);
+  while (!P.stop) {
+    if (P.rq_len == 0 || P.nidle > 0) {
+      P.mon_parked = true;
+      atomic_store_explicit(&P.mon_futex, 0, memory_order_relaxed);
+      pthread_mutex_unlock(&P.lock);
+      while (!atomic_load_explicit(&P.mon_futex, memory_order_relaxed))
+        evrt__futex_wait(&P.mon_futex, 0, -1, 0);
+      pthread_mutex_lock(&P.lock);
+      continue;
+    }
+    uint64_t pops = P.pops;
+    pthread_mutex_unlock(&P.lock);
+    evrt__sleep_ns(1000000);
+    pthread_mutex_lock(&P.lock);
+    if (!P.stop && P.rq_len > 0 && P.pops == pops && P.nidle == 0 &&
+        P.nworkers < P.max)
+      spawn_locked(true);
+  }
+  pthread_mutex_unlock(&P.lock);
+  return NULL;
+}
+
+evrt_status_t evrt__pool_init(void) {
+  int ncpu = evrt__ncpu();
+  const char *v = getenv("EVRT_WORKERS");
+  int base = v ? atoi(v) : 0;
+  if (base <= 0 || base > 256)
+    base = ncpu < 2 ? 2 : ncpu;
+  pthread_mutex_lock(&P.lock);
+  P.base = base;
+  P.max = base + 62;
+  P.stop = false;
+  int err = 0;
+  for (int i = 0; i < base && !err; i++)
+    err = spawn_locked(false);
+  if (!err && !P.monitor_started) {
+    err = pthread_create(&P.monitor, NULL, monitor_main, NULL);
+    P.monitor_started = err == 0;
+  }
+  pthread_mutex_unlock(&P.lock);
+  if (err)
+    return evrt__fail(err == ENOMEM ? EVRT_ERROR_OUT_OF_MEMORY
+                                    : EVRT_ERROR_SYSTEM,
+                      "cannot start worker threads: %s", strerror(err));
+  return EVRT_SUCCESS;
+}
+
+void evrt__pool_shutdown(void) {
+  pthread_mutex_lock(&P.lock);
+  P.stop = true;
+  for (struct evrt__worker *w = P.idle; w; w = w->next_idle) {
+    atomic_store_explicit(&w->futex, 1, memory_order_relaxed);
+    evrt__futex_wake(&w->futex, 1, 0);
+  }
+  P.idle = NULL;
+  P.nidle = 0;
+  atomic_store_explicit(&P.mon_futex, 1, memory_order_relaxed);
+  evrt__futex_wake(&P.mon_futex, 1, 0);
+  while (P.nworkers > 0)
+    pthread_cond_wait(&P.exited, &P.lock);
+  bool join = P.monitor_started;
+  P.monitor_started = false;
+  pthread_mutex_unlock(&P.lock);
+  if (join)
+    pthread_join(P.monitor, NULL);
+}
+
+/* For tests and benchmarks: number of worker threads now. */
+int evrt__pool_nworkers(void) {
+  pthread_mutex_lock(&P.lock);
+  int n = P.nworkers;
+  pthread_mutex_unlock(&P.lock);
+  return n;
+}
+
+bool evrt__pool_has_ready(void) {
+  return atomic_load_explicit(&P.rq_len, memory_order_relaxed) != 0;
+}

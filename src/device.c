@@ -1,0 +1,180 @@
+/*
+ * device.c - virtual devices of the cpu backend: count, current device per
+ * thread, default streams and the per-device event-resource limit.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+int evrt__ndevices;
+struct evrt__device *evrt__devices;
+_Thread_local int evrt__tls_device;
+
+#define EVRT__MAX_DEVICES 64
+#define EVRT__DEFAULT_EVENT_LIMIT 65535u
+
+static long env_long(const char *name, long dflt, long lo, long hi) {
+  const char *v = getenv(name);
+  if (!v || !*v)
+    return dflt;
+  char *end;
+  errno = 0;
+  long x = strtol(v, &end, 10);
+  if (errno || *end || x < lo || x > hi)
+    return dflt;
+  return x;
+}
+
+evrt_status_t evrt__devices_init(void) {
+  int n = (int)env_long("EVRT_CPU_DEVICES", 1, 1, EVRT__MAX_DEVICES);
+  unsigned limit = (unsigned)env_long("EVRT_EVENT_LIMIT",
+                                      EVRT__DEFAULT_EVENT_LIMIT, 1, 1L << 30);
+  struct evrt__device *d = evrt__calloc((size_t)n, sizeof *d);
+  if (!d)
+    return evrt__fail(EVRT_ERROR_OUT_OF_MEMORY, "cannot allocate devices");
+  evrt__devices = d;
+  evrt__ndevices = n;
+  for (int i = 0; i < n; i++) {
+    atomic_init(&d[i].ev_limit, limit);
+    evrt_status_t st = evrt__stream_new(i, 0, true, &d[i].def);
+    if (st != EVRT_SUCCESS)
+      return st;
+  }
+  return EVRT_SUCCESS;
+}
+
+static evrt_status_t check_device(int device) {
+  if (EVRT_UNLIKELY(device < 0 || device >= evrt__ndevices))
+    return evrt__fail(EVRT_ERROR_INVALID_DEVICE,
+                      "device %d out of range (the cpu backend has %d)",
+                      device, evrt__ndevices);
+  return EVRT_SUCCESS;
+}
+
+evrt_status_t evrt_device_count(int *count) {
+  evrt_status_t st = evrt__ready();
+  if (st)
+    return st;
+  if (!count)
+    return evrt__fail(EVRT_ERROR_INVALID_VALUE, "count is NULL");
+  *count = evrt__ndevices;
+  return EVRT_SUCCESS;
+}
+
+evrt_status_t evrt_set_device(int device) {
+  evrt_status_t st = evrt__ready();
+  if (st || (st = check_device(device)))
+    return st;
+  evrt__tls_device = device;
+  return EVRT_SUCCESS;
+}
+
+evrt_status_t evrt_get_device(int *device) {
+  evrt_status_t st = evrt__ready();
+  if (st)
+    return st;
+  if (!device)
+    return evrt__fail(EVRT_ERROR_INVALID_VALUE, "device is NULL");
+  *device = evrt__tls_device;
+  return EVRT_SUCCESS;
+}
+
+evrt_status_t evrt_stream_default(int device, evrt_stream_t *stream) {
+  evrt_status_t st = evrt__ready();
+  if (st)
+    return st;
+  if (device == -1)
+    device = evrt__tls_device;
+  if ((st = check_device(device)))
+    return st;
+  if (!stream)
+    return evrt__fail(EVRT_ERROR_INVALID_VALUE, "stream is NULL");
+  *stream = evrt__stream_handle(evrt__devices[device].def);
+  return EVRT_SUCCESS;
+}
+
+evrt_status_t evrt_device_synchronize(int device) {
+  evrt_status_t st = evrt__ready();
+  if (st || (st = check_device(device)))
+    return st;
+  if (evrt__tls_stream && evrt__tls_stream->device == device)
+    return evrt__fail(EVRT_ERROR_WOULD_DEADLOCK,
+                      "device %d synchronized from a host function running "
+                      "on one of its streams",
+                      device);
+  /* Snapshot every live stream of the device and wait for what each had
+   * enqueued at this moment. */
+  struct evrt__table *t = &evrt__streams;
+  uint32_t n = atomic_load_explicit(&t->next_unused, memory_order_acquire);
+  for (uint32_t i = 0; i < n; i++) {
+    struct evrt__stream *s = (struct evrt__stream *)evrt__table_at(t, i);
+    if (!s || !(atomic_load_explicit(&s->hdr.gen, memory_order_acquire) & 1u))
+      continue;
+    if (s->device != device)
+      continue;
+    uint64_t target = atomic_load_explicit(&s->enq_seq, memory_order_acquire);
+    if (evrt__done(s) >= target)
+      continue;
+    st = evrt__wait_seq(s, target, -1, false);
+    if (st)
+      return st;
+  }
+  return EVRT_SUCCESS;
+}
+
+bool evrt__event_resource_take(int device) {
+  struct evrt__device *d = &evrt__devices[device];
+  unsigned used = atomic_load_explicit(&d->ev_used, memory_order_relaxed);
+  do {
+    if (used >= atomic_load_explicit(&d->ev_limit, memory_order_relaxed))
+      return false;
+  } while (!atomic_compare_exchange_weak_explicit(
+      &d->ev_used, &used, used + 1, memory_order_relaxed,
+      memory_order_relaxed));
+  return true;
+}
+
+void evrt__event_resource_give(int device) {
+  atomic_fetch_sub_explicit(&evrt__devices[device].ev_used, 1,
+                            memory_order_relaxed);
+}
+
+evrt_status_t evrt_device_set_event_limit(int device, uint32_t limit) {
+  evrt_status_t st = evrt__ready();
+  if (st || (st = check_device(device)))
+    return st;
+  struct evrt__device *d = &evrt__devices[device];
+  if (limit == 0 || limit < atomic_load_explicit(&d->ev_used,
+                                                 memory_order_relaxed))
+    return evrt__fail(EVRT_ERROR_INVALID_VALUE,
+                      "limit %u is 0 or below the %u event resources in use "
+                      "on device %d",
+                      limit, atomic_load(&d->ev_used), device);
+  atomic_store_explicit(&d->ev_limit, limit, memory_order_relaxed);
+  return EVRT_SUCCESS;
+}
+
+evrt_status_t evrt_device_get_event_limit(int device, uint32_t *limit) {
+  evrt_status_t st = evrt__ready();
+  if (st || (st = check_device(device)))
+    return st;
+  if (!limit)
+    return evrt__fail(EVRT_ERROR_INVALID_VALUE, "limit is NULL");
+  *limit = atomic_load_explicit(&evrt__devices[device].ev_limit,
+                                memory_order_relaxed);
+  return EVRT_SUCCESS;
+}
+
+evrt_status_t evrt_device_event_available(int device, uint32_t *available) {
+  evrt_status_t st = evrt__ready();
+  if (st || (st = check_device(device)))
+    return st;
+  if (!available)
+    return evrt__fail(EVRT_ERROR_INVALID_VALUE, "available is NULL");
+  struct evrt__device *d = &evrt__devices[device];
+  unsigned lim = atomic_load_explicit(&d->ev_limit, memory_order_relaxed);
+  unsigned used = atomic_load_explicit(&d->ev_used, memory_order_relaxed);
+  *available = used >= lim ? 0 : lim - used;
+  return EVRT_SUCCESS;
+}

@@ -1,0 +1,372 @@
+/*
+ * internal.h - core data structures shared by src/, src/cpu/ and src/unix/.
+ *
+ * Lock order (the only nestings that exist; every file that takes two locks
+ * repeats the part it uses):
+ *
+ *     event.lock  ->  stream.qlock  ->  pool.lock
+ *     timer.lock  (leaf: nothing is taken while holding it)
+ *     stream.wlock (leaf: waiters found under it are resumed after release)
+ *
+ * No user code (host functions) ever runs with any of these held.
+ *
+ * Memory model summary (details at each atomic):
+ *  - stream.done_seq is the completion counter of a stream: item k is done
+ *    when done_seq >= k.  It only grows, across stream incarnations too (a
+ *    recycled stream slot keeps counting), so a generation (stream, target)
+ *    stays valid forever.  It is stored seq_cst by the worker and paired with
+ *    a seq_cst read of stream.nwait (the Dekker pair with waiters, which
+ *    increment nwait and then re-read done_seq).
+ *  - event generation fields are published under a seqlock (event.lock);
+ *    readers retry on a torn read and never write.
+ *  - objects live in type-stable slots (handle.c): memory of a destroyed
+ *    object is recycled, never returned to malloc, so a stale pointer held by
+ *    a pending item may read it safely and checks the slot generation under
+ *    the object's lock before writing.
+ */
+#ifndef EVRT_INTERNAL_H
+#define EVRT_INTERNAL_H
+
+#include "evrt.h"
+#include "trace.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define EVRT_LIKELY(x) __builtin_expect(!!(x), 1)
+#define EVRT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+_Static_assert(sizeof(void *) == 8, "evrt handles need 64-bit pointers");
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+               "the futex word is the low half of done_seq");
+
+/* ------------------------------------------------------------------ os */
+/* src/unix/os.c */
+int evrt__futex_wait(atomic_uint *addr, uint32_t expected, int64_t timeout_ns,
+                     int shared);
+void evrt__futex_wake(atomic_uint *addr, int count, int shared);
+uint64_t evrt__now_ns(void);
+int evrt__ncpu(void);
+void evrt__sleep_ns(uint64_t ns);
+static inline void evrt__cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+/* Tiny lock for short critical sections (spin briefly, then yield). */
+typedef struct { atomic_uint v; } evrt__spin_t;
+void evrt__spin_lock_slow(evrt__spin_t *l);
+static inline void evrt__spin_lock(evrt__spin_t *l) {
+  unsigned z = 0;
+  /* acquire: the critical section must not float above the lock */
+  if (EVRT_LIKELY(atomic_compare_exchange_weak_explicit(
+          &l->v, &z, 1, memory_order_acquire, memory_order_relaxed)))
+    return;
+  evrt__spin_lock_slow(l);
+}
+static inline void evrt__spin_unlock(evrt__spin_t *l) {
+  atomic_store_explicit(&l->v, 0, memory_order_release);
+}
+
+/* --------------------------------------------------------------- errors */
+/* src/error.c: record the detail for evrt_last_error_message(); returns st. */
+evrt_status_t evrt__fail(evrt_status_t st, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3), cold));
+
+/* --------------------------------------------------------------- alloc */
+/* src/alloc.c: every runtime allocation goes through these, so tests can make
+ * the n-th allocation fail (evrt__test_fail_alloc_at). */
+void *evrt__malloc(size_t size);
+void *evrt__calloc(size_t n, size_t size);
+void evrt__free(void *p);
+/* Test hook: the n-th following allocation fails (n >= 1); 0 disarms.
+ * Returns the number of allocations made since the last call. */
+EVRT_EXPORT long evrt__test_fail_alloc_at(long n);
+
+/* ----------------------------------------------------------- lifecycle */
+enum { EVRT__UNINIT = 0, EVRT__RUNNING, EVRT__SHUTDOWN, EVRT__FORKED };
+extern atomic_int evrt__lib_state;
+evrt_status_t evrt__init_slow(void);
+static inline evrt_status_t evrt__ready(void) {
+  /* acquire: pairs with the release store at the end of initialization, so
+   * every global set up by init is visible. */
+  if (EVRT_LIKELY(atomic_load_explicit(&evrt__lib_state,
+                                       memory_order_acquire) == EVRT__RUNNING))
+    return EVRT_SUCCESS;
+  return evrt__init_slow();
+}
+
+/* -------------------------------------------------------------- handles */
+/* Type-stable object slots.  Handle bits: [1:0] type tag, [31:2] index+1,
+ * [63:32] slot generation (odd = live). */
+enum { EVRT__TAG_STREAM = 1, EVRT__TAG_EVENT = 2 };
+#define EVRT__CHUNK_SHIFT 10
+#define EVRT__CHUNK_SIZE (1u << EVRT__CHUNK_SHIFT)
+#define EVRT__MAX_CHUNKS 4096
+
+struct evrt__obj {
+  atomic_uint gen;       /* odd while live; bumped at create and destroy */
+  atomic_uint next_free; /* free-stack link: index+1, 0 = end */
+  uint32_t index;
+};
+
+struct evrt__table {
+  size_t obj_size;
+  unsigned tag;
+  _Atomic(char *) chunks[EVRT__MAX_CHUNKS];
+  /* Treiber stack of free slots: low 32 bits index+1, high 32 an ABA tag. */
+  atomic_uint_least64_t free_top;
+  atomic_uint next_unused; /* slots never handed out start here */
+  atomic_uint live;
+  pthread_mutex_t grow_lock;
+};
+
+void evrt__table_init(struct evrt__table *t, size_t obj_size, unsigned tag);
+/* New object (zeroed on first use only: callers initialize) and handle. */
+evrt_status_t evrt__table_alloc(struct evrt__table *t, struct evrt__obj **obj);
+/* Bump the generation to live (after initializing the object). */
+static inline void evrt__table_publish(struct evrt__obj *o) {
+  /* release: a lookup that sees the new generation sees the initialized
+   * object (pairs with the acquire in evrt__table_lookup) */
+  atomic_fetch_add_explicit(&o->gen, 1, memory_order_release);
+}
+/* Bump the generation to dead: handles fail from now on. */
+void evrt__table_kill(struct evrt__obj *o);
+/* Return a dead slot to the free stack. */
+void evrt__table_release(struct evrt__table *t, struct evrt__obj *o);
+static inline uintptr_t evrt__handle_of(const struct evrt__table *t,
+                                        struct evrt__obj *o) {
+  return ((uintptr_t)atomic_load_explicit(&o->gen, memory_order_relaxed)
+          << 32) |
+         ((uintptr_t)(o->index + 1) << 2) | t->tag;
+}
+static inline struct evrt__obj *evrt__table_at(struct evrt__table *t,
+                                               uint32_t index) {
+  /* acquire: pairs with the release store of a new chunk in grow */
+  char *c = atomic_load_explicit(&t->chunks[index >> EVRT__CHUNK_SHIFT],
+                                 memory_order_acquire);
+  if (EVRT_UNLIKELY(!c))
+    return NULL;
+  return (struct evrt__obj *)(c + (size_t)(index & (EVRT__CHUNK_SIZE - 1)) *
+                                      t->obj_size);
+}
+/* Validate a handle: the object if it is live with that generation. */
+static inline struct evrt__obj *evrt__table_lookup(struct evrt__table *t,
+                                                   uintptr_t h) {
+  uint32_t gen = (uint32_t)(h >> 32);
+  uint32_t idx1 = (uint32_t)(h & 0xffffffffu) >> 2;
+  if (EVRT_UNLIKELY((h & 3u) != t->tag || idx1 == 0 || !(gen & 1u) ||
+                    (idx1 - 1) >= ((uint32_t)EVRT__MAX_CHUNKS
+                                   << EVRT__CHUNK_SHIFT)))
+    return NULL;
+  struct evrt__obj *o = evrt__table_at(t, idx1 - 1);
+  /* acquire: pairs with the release bump in table_alloc, so the object's
+   * initialization is visible to the caller */
+  if (EVRT_UNLIKELY(!o ||
+                    atomic_load_explicit(&o->gen, memory_order_acquire) != gen))
+    return NULL;
+  return o;
+}
+
+/* ---------------------------------------------------------------- items */
+struct evrt__stream;
+struct evrt__event;
+
+enum evrt__dep_kind {
+  EVRT__DEP_STREAM = 0,  /* wait until src->done_seq >= target */
+  EVRT__DEP_NEXT_RECORD, /* legacy: wait for the event's next record */
+  EVRT__DEP_IPC          /* interprocess generation (src/ipc.c) */
+};
+
+struct evrt__item {
+  struct evrt__item *next;
+  uint64_t seq;       /* position in its stream (1-based) */
+  uint8_t kind;       /* enum evrt__item_kind */
+  uint8_t phase;      /* per-kind progress (delay armed, wait registered) */
+  uint8_t dep_kind;   /* waits */
+  uint8_t failed;     /* wait ended by timeout or peer loss */
+  int32_t timer_idx;  /* index in the timer heap, -1 if not armed */
+  uint64_t deadline;  /* delay / wait-timeout deadline (ns), 0 none */
+  struct evrt__stream *owner;
+  char label[24];
+  union {
+    struct { evrt_host_fn fn; void *user; } host;
+    struct { void *dst; const void *src; size_t n; int value; } mem;
+    struct { uint64_t ns; } delay;
+    struct {
+      struct evrt__event *ev;
+      uint32_t ev_gen;
+      uint64_t rec_no;
+      uint64_t ev_id;
+      /* waits: the bound generation */
+      struct evrt__stream *src;
+      uint64_t target;
+      struct evrt__item *wnext; /* link in src->waiters or ev->nr_waiters */
+      void *ipc;                /* struct evrt__ipc_map * for DEP_IPC */
+      uint32_t ipc_slot;
+    } ev;
+  } u;
+};
+
+/* ------------------------------------------------------------- streams */
+enum evrt__sched_state {
+  EVRT__S_IDLE = 0, /* no work, not in the run queue */
+  EVRT__S_QUEUED,   /* in the run queue */
+  EVRT__S_RUNNING,  /* a worker owns it */
+  EVRT__S_PARKED    /* head item waits (dependency, delay) */
+};
+
+struct evrt__stream {
+  struct evrt__obj hdr;
+  /* --- producer side, under qlock */
+  pthread_mutex_t qlock;
+  struct evrt__item *q_head, *q_tail; /* enqueued, not yet taken */
+  struct evrt__item *free_items;      /* recycled items */
+  uint32_t n_free;
+  int state;          /* enum evrt__sched_state */
+  bool resume_pending; /* a resume arrived while a worker was parking it */
+  bool destroyed;
+  /* Written under qlock; read without it (release/acquire) by record's fast
+   * path to decide whether the stream is idle. */
+  atomic_uint_least64_t enq_seq;
+  /* --- consumer side, owned by the worker running the stream */
+  struct evrt__item *run_head, *run_tail;
+  struct evrt__item *done_items;
+  uint32_t n_done;
+  /* --- completion */
+  atomic_uint_least64_t done_seq; /* low half doubles as the futex word */
+  atomic_uint nwait; /* host waiters (low 16 bits) + stream waiters << 16 */
+  evrt__spin_t wlock;
+  struct evrt__item *waiters; /* parked wait items bound to this stream */
+  atomic_uint_least64_t wait_failures;
+  /* --- identity */
+  int device;
+  int priority;
+  bool is_default;
+  uint64_t id;
+  char name[64];
+  struct evrt__stream *rq_next; /* run-queue link (pool.lock) */
+};
+
+extern struct evrt__table evrt__streams;
+extern _Thread_local struct evrt__stream *evrt__tls_stream; /* host fn running */
+extern _Thread_local uint64_t evrt__tls_seq;                /* its seq */
+
+static inline struct evrt__stream *evrt__stream_get(evrt_stream_t h) {
+  return (struct evrt__stream *)evrt__table_lookup(&evrt__streams,
+                                                   (uintptr_t)h);
+}
+static inline evrt_stream_t evrt__stream_handle(struct evrt__stream *s) {
+  return (evrt_stream_t)evrt__handle_of(&evrt__streams, &s->hdr);
+}
+static inline uint64_t evrt__done(struct evrt__stream *s) {
+  return atomic_load_explicit(&s->done_seq, memory_order_acquire);
+}
+
+/* src/stream.c */
+evrt_status_t evrt__stream_new(int device, int priority, bool is_default,
+                               struct evrt__stream **out);
+/* Allocate an item for s (from its recycle list or malloc) or NULL. */
+struct evrt__item *evrt__item_new(struct evrt__stream *s);
+void evrt__item_discard(struct evrt__stream *s, struct evrt__item *it);
+/* Append a filled item; assigns it->seq.  Never fails. */
+uint64_t evrt__stream_push(struct evrt__stream *s, struct evrt__item *it);
+/* Free a drained, destroyed stream (called by the worker). */
+void evrt__stream_free(struct evrt__stream *s);
+/* Wait on the calling thread until s->done_seq >= target. */
+evrt_status_t evrt__wait_seq(struct evrt__stream *s, uint64_t target,
+                             int64_t timeout_ns, bool blocking);
+
+/* --------------------------------------------------------------- events */
+struct evrt__ipc_map;
+struct evrt__event {
+  struct evrt__obj hdr;
+  /* Seqlock and writer lock: odd while a writer holds it. */
+  atomic_uint lock;
+  unsigned flags;
+  atomic_int device;            /* -1 until first record / export */
+  /* Latest generation (seqlock): src == 0 means unrecorded. */
+  atomic_uintptr_t src;         /* struct evrt__stream * */
+  atomic_uint_least64_t target;
+  atomic_uint_least64_t rec_no; /* generation number */
+  atomic_uint_least64_t ts;     /* ns when the latest record executed, 0 */
+  atomic_uint_least64_t rec_thread;
+  /* Wait status of generation waits_gen (under lock; read relaxed). */
+  uint64_t waits_gen;
+  atomic_uint waits_pending;
+  bool has_resource;
+  bool imported;
+  struct evrt__item *nr_waiters; /* legacy next-record waiters (lock) */
+  struct evrt__ipc_map *ipc;     /* interprocess shared state, or NULL */
+  uint64_t id;
+};
+
+extern struct evrt__table evrt__events;
+static inline struct evrt__event *evrt__event_get(evrt_event_t h) {
+  return (struct evrt__event *)evrt__table_lookup(&evrt__events, (uintptr_t)h);
+}
+void evrt__event_lock(struct evrt__event *e);
+void evrt__event_unlock(struct evrt__event *e);
+
+/* Called by workers (src/event.c), without any lock held. */
+void evrt__event_exec_record(struct evrt__item *it, uint64_t now);
+void evrt__event_exec_reset(struct evrt__item *it);
+void evrt__event_wait_passed(struct evrt__item *it);
+/* Legacy next-record wait reached the head: bind it or queue it on the
+ * event.  Returns true if bound (it->u.ev.src/target are set). */
+bool evrt__event_bind_next_record(struct evrt__item *it, bool first);
+
+/* -------------------------------------------------------------- devices */
+struct evrt__device {
+  struct evrt__stream *def;
+  atomic_uint ev_limit;
+  atomic_uint ev_used;
+};
+extern int evrt__ndevices;
+extern struct evrt__device *evrt__devices;
+extern _Thread_local int evrt__tls_device;
+evrt_status_t evrt__devices_init(void);
+bool evrt__event_resource_take(int device);
+void evrt__event_resource_give(int device);
+
+/* ---------------------------------------------------- scheduler (cpu) */
+/* src/cpu/pool.c */
+evrt_status_t evrt__pool_init(void);
+void evrt__pool_shutdown(void);
+/* Make a stream runnable (caller holds s->qlock and set state QUEUED). */
+void evrt__pool_push_locked(struct evrt__stream *s);
+int evrt__pool_nworkers(void);
+bool evrt__pool_has_ready(void);
+/* src/cpu/exec.c: run a stream's items until it idles, parks or yields. */
+void evrt__exec_stream(struct evrt__stream *s);
+/* Resume a parked stream (any thread, no lock held). */
+void evrt__stream_resume(struct evrt__stream *s);
+/* The stream just completed items up to seq; waiters are registered. */
+void evrt__stream_notify(struct evrt__stream *s, uint64_t seq);
+/* Register a parked wait item on its source stream; false if the dependency
+ * is already satisfied (then nothing was registered). */
+bool evrt__stream_add_waiter(struct evrt__item *it);
+void evrt__stream_remove_waiter(struct evrt__item *it);
+/* src/cpu/timer.c: resume it->owner at it->deadline. */
+evrt_status_t evrt__timer_arm(struct evrt__item *it);
+void evrt__timer_cancel(struct evrt__item *it);
+void evrt__timer_shutdown(void);
+
+/* ------------------------------------------------------------------ ipc */
+/* src/ipc.c */
+struct evrt__ipc_state;
+bool evrt__ipc_dep_ready(struct evrt__item *it, evrt_status_t *err);
+evrt_status_t evrt__ipc_watch(struct evrt__item *it);
+void evrt__ipc_unwatch(struct evrt__item *it);
+void evrt__ipc_exec_record(struct evrt__item *it);
+void evrt__ipc_shutdown(void);
+
+/* Common spin budget before parking (ns), adaptive in wait.c */
+uint64_t evrt__spin_budget_ns(void);
+
+#endif

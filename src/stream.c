@@ -1,0 +1,381 @@
+/*
+ * stream.c - the stream API and the producer side of a stream's queue.
+ *
+ * Lock order used here: stream.qlock -> pool.lock (evrt__pool_push_locked).
+ *
+ * Enqueue assigns the item's seq and links it under qlock, so seq order is
+ * queue order even with several producer threads; enq_seq is stored with
+ * release under the lock and read with acquire without it (record's idle
+ * check), which is safe because a concurrent enqueue is unordered with the
+ * reader anyway.
+ */
+#include "internal.h"
+
+#include <string.h>
+
+_Thread_local struct evrt__stream *evrt__tls_stream;
+_Thread_local uint64_t evrt__tls_seq;
+static atomic_uint_least64_t next_stream_id;
+
+#define EVRT__MAX_FREE_ITEMS 64
+
+evrt_status_t evrt__stream_new(int device, int priority, bool is_default,
+                               struct evrt__stream **out) {
+  struct evrt__obj *o;
+  evrt_status_t st = evrt__table_alloc(&evrt__streams, &o);
+  if (st)
+    return st;
+  struct evrt__stream *s = (struct evrt__stream *)o;
+  /* A recycled slot keeps enq_seq/done_seq: they only grow, so generations
+   * recorded on an earlier incarnation stay complete. */
+  uint64_t done = atomic_load_explicit(&s->done_seq, memory_order_relaxed);
+  if (!s->id) { /* first use of the slot */
+    pthread_mutex_init(&s->qlock, NULL);
+  }
+  s->q_head = s->q_tail = NULL;
+  s->state = EVRT__S_IDLE;
+  s->resume_pending = false;
+  s->destroyed = false;
+  atomic_store_explicit(&s->enq_seq, done, memory_order_relaxed);
+  s->run_head = s->run_tail = NULL;
+  s->waiters = NULL;
+  atomic_store_explicit(&s->wait_failures, 0, memory_order_relaxed);
+  s->device = device;
+  s->priority = priority < 0 ? -1 : 0;
+  s->is_default = is_default;
+  s->id = atomic_fetch_add_explicit(&next_stream_id, 1, memory_order_relaxed) + 1;
+  s->name[0] = 0;
+  s->rq_next = NULL;
+  evrt__table_publish(&s->hdr);
+  if (EVRT_TRACING())
+    evrt__trace_stream_name(device, s->id, NULL);
+  *out = s;
+  return EVRT_SUCCESS;
+}
+
+void evrt__stream_free(struct evrt__stream *s) {
+  struct evrt__item *it, *next;
+  pthread_mutex_lock(&s->qlock);
+  for (it = s->free_items; it; it = next) {
+    next = it->next;
+    evrt__free(it);
+  }
+  s->free_items = NULL;
+  s->n_free = 0;
+  pthread_mutex_unlock(&s->qlock);
+  for (it = s->done_items; it; it = next) {
+    next = it->next;
+    evrt__free(it);
+  }
+  s->done_items = NULL;
+  s->n_done = 0;
+  evrt__table_release(&evrt__streams, &s->hdr);
+}
+
+struct evrt__item *evrt__item_new(struct evrt__stream *s) {
+  struct evrt__item *it = NULL;
+  pthread_mutex_lock(&s->qlock);
+  if (s->free_items) {
+    it = s->free_items;
+    s->free_items = it->next;
+    s->n_free--;
+  }
+  pthread_mutex_unlock(&s->qlock);
+  if (!it)
+    it = evrt__malloc(sizeof *it);
+  if (it) {
+    it->next = NULL;
+    it->phase = 0;
+    it->failed = 0;
+    it->timer_idx = -1;
+    it->deadline = 0;
+    it->owner = s;
+    it->label[0] = 0;
+  }
+  return it;
+}
+
+void evrt__item_discard(struct evrt__stream *s, struct evrt__item *it) {
+  pthread_mutex_lock(&s->qlock);
+  if (s->n_free < EVRT__MAX_FREE_ITEMS) {
+    it->next = s->free_items;
+    s->free_items = it;
+    s->n_free++;
+    it = NULL;
+  }
+  pthread_mutex_unlock(&s->qlock);
+  evrt__free(it);
+}
+
+uint64_t evrt__stream_push(struct evrt__stream *s, struct evrt__item *it) {
+  it->next = NULL;
+  pthread_mutex_lock(&s->qlock);
+  uint64_t seq =
+      atomic_load_explicit(&s->enq_seq, memory_order_relaxed) + 1;
+  it->seq = seq;
+  if (s->q_tail)
+    s->q_tail->next = it;
+  else
+    s->q_head = it;
+  s->q_tail = it;
+  /* release: record's idle check that reads this seq also sees the item */
+  atomic_store_explicit(&s->enq_seq, seq, memory_order_release);
+  if (s->state == EVRT__S_IDLE) {
+    s->state = EVRT__S_QUEUED;
+    evrt__pool_push_locked(s);
+  }
+  pthread_mutex_unlock(&s->qlock);
+  return seq;
+}
+
+/* Allocate, fill and push in one qlock round trip (the hot path of host
+ * functions). */
+static evrt_status_t enqueue(struct evrt__stream *s, const struct evrt__item *tmpl,
+                             const char *label) {
+  struct evrt__item *it = NULL;
+  pthread_mutex_lock(&s->qlock);
+  if (s->free_items) {
+    it = s->free_items;
+    s->free_items = it->next;
+    s->n_free--;
+  }
+  pthread_mutex_unlock(&s->qlock);
+  if (!it && !(it = evrt__malloc(sizeof *it)))
+    return evrt__fail(EVRT_ERROR_OUT_OF_MEMORY, "cannot allocate a work item");
+  *it = *tmpl;
+  it->owner = s;
+  it->timer_idx = -1;
+  if (label) {
+    strncpy(it->label, label, sizeof it->label - 1);
+    it->label[sizeof it->label - 1] = 0;
+  } else {
+    it->label[0] = 0;
+  }
+  evrt__stream_push(s, it);
+  return EVRT_SUCCESS;
+}
+
+static evrt_status_t get_stream(evrt_stream_t h, struct evrt__stream **out) {
+  evrt_status_t st = evrt__ready();
+  if (EVRT_UNLIKELY(st))
+    return st;
+  struct evrt__stream *s = evrt__stream_get(h);
+  if (EVRT_UNLIKELY(!s))
+    return evrt__fail(EVRT_ERROR_INVALID_HANDLE,
+                      "stream %p is NULL, destroyed or not a stream", (void *)h);
+  *out = s;
+  return EVRT_SUCCESS;
+}
+
+evrt_status_t evrt_stream_create(evrt_stream_t *stream, int device,
+                                 int priority, unsigned flags) {
+  evrt_status_t st = evrt__ready();
+  if (st)
+    return st;
+  if (!stream)
+    return evrt__fail(EVRT_ERROR_INVALID_VALUE, "stream is NULL");
+  if (flags != 0)
+    return evrt__fail(EVRT_ERROR_INVALID_VALUE, "unknown stream flags 0x%x",
+                      flags);
+  if (device == -1)
+    device = evrt__tls_device;
+  if (device < 0 || device >= evrt__ndevices)
+    return evrt__fail(EVRT_ERROR_INVALID_DEVICE, "device %d out of range (%d)",
+                      device, evrt__ndevices);
+  struct evrt__stream *s;
+  st = evrt__stream_new(device, priority, false, &s);
+  if (st)
+    return st;
+  s->priority = priority;
+  *stream = evrt__stream_handle(s);
+  return EVRT_SUCCESS;
+}
+
+evrt_status_t evrt_stream_destroy(evrt_stream_t h) {
+  struct evrt__stream *s;
+  evrt_status_t st = get_stream(h, &s);
+  if (st)
+    return st;
+  if (s->is_default)
+    return evrt__fail(EVRT_ERROR_NOT_PERMITTED,
+                      "the default stream of device %d cannot be destroyed",
+                      s->device);
+  bool free_now = false;
+  pthread_mutex_lock(&s->qlock);
+  /* Check the generation again under the lock: two racing destroys of the
+   * same handle must not both succeed. */
+  if ((uintptr_t)evrt__stream_handle(s) != (uintptr_t)h) {
+    pthread_mutex_unlock(&s->qlock);
+    return evrt__fail(EVRT_ERROR_INVALID_HANDLE, "stream %p already destroyed",
+                      (void *)h);
+  }
+  evrt__table_kill(&s->hdr);
+  s->destroyed = true;
+  /* Idle means no queued items and no worker: the slot can go now.
+   * Otherwise the worker that drains it frees it (exec.c). */
+  free_now = s->state == EVRT__S_IDLE;
+  pthread_mutex_unlock(&s->qlock);
+  if (free_now)
+    evrt__stream_free(s);
+  return EVRT_SUCCESS;
+}
+
+evrt_status_t evrt_stream_query(evrt_stream_t h) {
+  struct evrt__stream *s;
+  evrt_status_t st = get_stream(h, &s);
+  if (st)
+    return st;
+  uint64_t enq = atomic_load_explicit(&s->enq_seq, memory_order_acquire);
+  return evrt__done(s) >= enq ? EVRT_SUCCESS : EVRT_NOT_READY;
+}
+
+evrt_status_t evrt_stream_synchronize_timeout(evrt_stream_t h,
+                                              int64_t timeout_ns) {
+  struct evrt__stream *s;
+  evrt_status_t st = get_stream(h, &s);
+  if (st)
+    return st;
+  uint64_t enq = atomic_load_explicit(&s->enq_seq, memory_order_acquire);
+  if (evrt__done(s) >= enq)
+    return EVRT_SUCCESS;
+  if (evrt__tls_stream == s)
+    return evrt__fail(EVRT_ERROR_WOULD_DEADLOCK,
+                      "stream %llu synchronized from its own host function",
+                      (unsigned long long)s->id);
+  uint64_t t0 = EVRT_TRACING() ? evrt__now_ns() : 0;
+  st = evrt__wait_seq(s, enq, timeout_ns, false);
+  if (EVRT_TRACING())
+    evrt__trace_host_wait("stream_synchronize", s->id, t0, evrt__now_ns());
+  if (st == EVRT_ERROR_TIMEOUT)
+    return evrt__fail(st, "stream %llu not done after %lld ns",
+                      (unsigned long long)s->id, (long long)timeout_ns);
+  return st;
+}
+
+evrt_status_t evrt_stream_synchronize(evrt_stream_t h) {
+  return evrt_stream_synchronize_timeout(h, -1);
+}
+
+evrt_status_t evrt_stream_get_device(evrt_stream_t h, int *device) {
+  struct evrt__stream *s;
+  evrt_status_t st = get_stream(h, &s);
+  if (st)
+    return st;
+  if (!device)
+    return evrt__fail(EVRT_ERROR_INVALID_VALUE, "device is NULL");
+  *device = s->device;
+  return EVRT_SUCCESS;
+}
+
+evrt_status_t evrt_stream_get_priority(evrt_stream_t h, int *priority) {
+  struct evrt__stream *s;
+  evrt_status_t st = get_stream(h, &s);
+  if (st)
+    return st;
+  if (!priority)
+    return evrt__fail(EVRT_ERROR_INVALID_VALUE, "priority is NULL");
+  *priority = s->priority;
+  return EVRT_SUCCESS;
+}
+
+evrt_status_t evrt_stream_get_id(evrt_stream_t h, uint64_t *id) {
+  struct evrt__stream *s;
+  evrt_status_t st = get_stream(h, &s);
+  if (st)
+    return st;
+  if (!id)
+    return evrt__fail(EVRT_ERROR_INVALID_VALUE, "id is NULL");
+  *id = s->id;
+  return EVRT_SUCCESS;
+}
+
+evrt_status_t evrt_stream_set_name(evrt_stream_t h, const char *name) {
+  struct evrt__stream *s;
+  evrt_status_t st = get_stream(h, &s);
+  if (st)
+    return st;
+  if (!name)
+    return evrt__fail(EVRT_ERROR_INVALID_VALUE, "name is NULL");
+  pthread_mutex_lock(&s->qlock);
+  strncpy(s->name, name, sizeof s->name - 1);
+  s->name[sizeof s->name - 1] = 0;
+  pthread_mutex_unlock(&s->qlock);
+  if (EVRT_TRACING())
+    evrt__trace_stream_name(s->device, s->id, name);
+  return EVRT_SUCCESS;
+}
+
+evrt_status_t evrt_launch_host_func_labeled(evrt_stream_t h, evrt_host_fn fn,
+                                            void *user, const char *label) {
+  struct evrt__stream *s;
+  evrt_status_t st = get_stream(h, &s);
+  if (EVRT_UNLIKELY(st))
+    return st;
+  if (EVRT_UNLIKELY(!fn))
+    return evrt__fail(EVRT_ERROR_INVALID_VALUE, "host function is NULL");
+  struct evrt__item t;
+  t.kind = EVRT__ITEM_HOST_FUNC;
+  t.phase = t.dep_kind = t.failed = 0;
+  t.deadline = 0;
+  t.u.host.fn = fn;
+  t.u.host.user = user;
+  return enqueue(s, &t, label);
+}
+
+evrt_status_t evrt_launch_host_func(evrt_stream_t h, evrt_host_fn fn,
+                                    void *user) {
+  return evrt_launch_host_func_labeled(h, fn, user, NULL);
+}
+
+static evrt_status_t mem_item(evrt_stream_t h, int kind, void *dst,
+                              const void *src, int value, size_t n) {
+  struct evrt__stream *s;
+  evrt_status_t st = get_stream(h, &s);
+  if (st)
+    return st;
+  if (n && (!dst || (kind == EVRT__ITEM_MEMCPY && !src)))
+    return evrt__fail(EVRT_ERROR_INVALID_VALUE, "%s of %zu bytes with a NULL "
+                      "pointer", kind == EVRT__ITEM_MEMCPY ? "memcpy" : "memset",
+                      n);
+  struct evrt__item t;
+  memset(&t, 0, sizeof t);
+  t.kind = (uint8_t)kind;
+  t.u.mem.dst = dst;
+  t.u.mem.src = src;
+  t.u.mem.value = value;
+  t.u.mem.n = n;
+  return enqueue(s, &t, NULL);
+}
+
+evrt_status_t evrt_memcpy_async(evrt_stream_t h, void *dst, const void *src,
+                                size_t bytes) {
+  return mem_item(h, EVRT__ITEM_MEMCPY, dst, src, 0, bytes);
+}
+
+evrt_status_t evrt_memset_async(evrt_stream_t h, void *dst, int value,
+                                size_t bytes) {
+  return mem_item(h, EVRT__ITEM_MEMSET, dst, NULL, value, bytes);
+}
+
+evrt_status_t evrt_stream_delay(evrt_stream_t h, uint64_t delay_ns) {
+  struct evrt__stream *s;
+  evrt_status_t st = get_stream(h, &s);
+  if (st)
+    return st;
+  struct evrt__item t;
+  memset(&t, 0, sizeof t);
+  t.kind = EVRT__ITEM_DELAY;
+  t.u.delay.ns = delay_ns;
+  return enqueue(s, &t, NULL);
+}
+
+evrt_status_t evrt_stream_wait_failures(evrt_stream_t h, uint64_t *count) {
+  struct evrt__stream *s;
+  evrt_status_t st = get_stream(h, &s);
+  if (st)
+    return st;
+  if (!count)
+    return evrt__fail(EVRT_ERROR_INVALID_VALUE, "count is NULL");
+  *count = atomic_load_explicit(&s->wait_failures, memory_order_relaxed);
+  return EVRT_SUCCESS;
+}

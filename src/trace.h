@@ -1,0 +1,70 @@
+/*
+ * trace.h - hooks the core calls to record what streams did (src/trace.c).
+ *
+ * Cost when tracing is off: one relaxed load and a predictable branch
+ * (EVRT_TRACING()).  With EVRT_NO_TRACE defined the hooks compile out.
+ * Hooks may be called from any thread, never with a runtime lock held, and
+ * they never call back into the core.
+ */
+#ifndef EVRT_TRACE_H
+#define EVRT_TRACE_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+/* Kinds of work items (also used by the scheduler). */
+enum evrt__item_kind {
+  EVRT__ITEM_HOST_FUNC = 0,
+  EVRT__ITEM_MEMCPY,
+  EVRT__ITEM_MEMSET,
+  EVRT__ITEM_DELAY,
+  EVRT__ITEM_RECORD,
+  EVRT__ITEM_WAIT,
+  EVRT__ITEM_RESET,
+  EVRT__ITEM_KIND_COUNT
+};
+
+/* Name of an item kind ("host_func", "memcpy", ...). */
+const char *evrt__item_kind_name(int kind);
+
+extern atomic_int evrt__trace_enabled;
+
+#ifdef EVRT_NO_TRACE
+#define EVRT_TRACING() 0
+#else
+#define EVRT_TRACING()                                                         \
+  __builtin_expect(                                                            \
+      atomic_load_explicit(&evrt__trace_enabled, memory_order_relaxed), 0)
+#endif
+
+/* Called once at library init: starts tracing if EVRT_TRACE is set. */
+void evrt__trace_init_from_env(void);
+/* Called at shutdown and at exit: flush and close the file. */
+void evrt__trace_finish(void);
+
+/* A stream got a name (or was created: name may be NULL). */
+void evrt__trace_stream_name(int device, uint64_t stream_id, const char *name);
+
+/* A work item ran on a stream from t0 to t1 (CLOCK_MONOTONIC ns).
+ * For RECORD/WAIT/RESET items event_id and gen name the event generation. */
+void evrt__trace_item(int device, uint64_t stream_id, int kind,
+                      const char *label, uint64_t t0, uint64_t t1,
+                      uint64_t event_id, uint64_t gen);
+
+/* An event generation was recorded (executed) on a stream at time t: instant
+ * marker and the start of the flow arrows to the waits bound to it. */
+void evrt__trace_record(int device, uint64_t stream_id, uint64_t event_id,
+                        uint64_t gen, uint64_t t);
+
+/* A stream's wait bound to (event_id, gen) at enqueue time t: the flow goes
+ * record -> wait; when the waiting stream resumes, wait -> resume. */
+void evrt__trace_wait_bind(int device, uint64_t stream_id, uint64_t event_id,
+                           uint64_t gen, uint64_t t);
+void evrt__trace_wait_resume(int device, uint64_t stream_id, uint64_t event_id,
+                             uint64_t gen, uint64_t t);
+
+/* A host thread waited (synchronize) from t0 to t1 on a stream or event. */
+void evrt__trace_host_wait(const char *what, uint64_t id, uint64_t t0,
+                           uint64_t t1);
+
+#endif

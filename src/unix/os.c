@@ -1,0 +1,66 @@
+/*
+ * os.c - the operating-system layer: futex, clock, cpu count, sleeping.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+int evrt__futex_wait(atomic_uint *addr, uint32_t expected, int64_t timeout_ns,
+                     int shared) {
+  struct timespec ts, *tsp = NULL;
+  if (timeout_ns >= 0) {
+    ts.tv_sec = (time_t)(timeout_ns / 1000000000);
+    ts.tv_nsec = (long)(timeout_ns % 1000000000);
+    tsp = &ts;
+  }
+  int op = shared ? FUTEX_WAIT : FUTEX_WAIT_PRIVATE;
+  long r = syscall(SYS_futex, (uint32_t *)addr, op, expected, tsp, NULL, 0);
+  if (r == 0)
+    return 0;
+  return errno; /* EAGAIN: value changed; ETIMEDOUT; EINTR */
+}
+
+void evrt__futex_wake(atomic_uint *addr, int count, int shared) {
+  int op = shared ? FUTEX_WAKE : FUTEX_WAKE_PRIVATE;
+  syscall(SYS_futex, (uint32_t *)addr, op, count, NULL, NULL, 0);
+}
+
+uint64_t evrt__now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int evrt__ncpu(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (int)n : 1;
+}
+
+void evrt__sleep_ns(uint64_t ns) {
+  struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
+void evrt__spin_lock_slow(evrt__spin_t *l) {
+  for (unsigned n = 0;; n++) {
+    unsigned z = 0;
+    if (atomic_load_explicit(&l->v, memory_order_relaxed) == 0 &&
+        atomic_compare_exchange_weak_explicit(&l->v, &z, 1,
+                                              memory_order_acquire,
+                                              memory_order_relaxed))
+      return;
+    /* On 2 cores the holder may be preempted: yield instead of burning the
+     * core it needs. */
+    if (n < 64)
+      evrt__cpu_relax();
+    else
+      sched_yield();
+  }
+}

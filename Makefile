@@ -1,0 +1,63 @@
+# Top-level wrapper around CMake.  The README's two set-up commands:
+#   make demo    build and run the producer/consumer demo
+#   make check   install what is missing, build, run every test
+BUILD ?= build
+JOBS ?= 2
+CMAKE_FLAGS ?=
+CTEST_FLAGS ?= --output-on-failure
+
+.PHONY: all deps configure build demo check check-tsan check-asan sanitize \
+        bench bench-json stress install clean
+
+all: build
+
+deps:
+	@sh tools/install-deps.sh
+
+configure:
+	cmake -S . -B $(BUILD) -DEVRT_WERROR=ON $(CMAKE_FLAGS)
+
+build: configure
+	cmake --build $(BUILD) -j$(JOBS)
+
+demo: deps build
+	./$(BUILD)/examples/evrt-demo
+
+check: deps build
+	cd $(BUILD) && ctest $(CTEST_FLAGS) -j$(JOBS)
+
+# Sanitizer jobs (run by .ci/run): the whole C suite under ThreadSanitizer and
+# under AddressSanitizer+UBSan, with zero reports (halt_on_error).
+check-tsan: deps
+	cmake -S . -B build-tsan -DEVRT_WERROR=ON -DEVRT_SANITIZE=thread -DEVRT_BUILD_PYTHON=OFF
+	cmake --build build-tsan -j$(JOBS)
+	cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+	  ctest $(CTEST_FLAGS) -L "core|acl|ipc|stress" -j$(JOBS)
+
+check-asan: deps
+	cmake -S . -B build-asan -DEVRT_WERROR=ON -DEVRT_SANITIZE=address -DEVRT_BUILD_PYTHON=OFF
+	cmake --build build-asan -j$(JOBS)
+	cd build-asan && ASAN_OPTIONS="detect_leaks=1:halt_on_error=1" \
+	  UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
+	  ctest $(CTEST_FLAGS) -L "core|acl|ipc|stress" -j$(JOBS)
+
+sanitize: check-tsan check-asan
+
+bench: deps
+	cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DEVRT_BUILD_PYTHON=OFF
+	cmake --build build-bench -j$(JOBS)
+	sh bench/run.sh build-bench
+
+bench-json: deps
+	@cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DEVRT_BUILD_PYTHON=OFF >/dev/null
+	@cmake --build build-bench -j$(JOBS) >/dev/null
+	@sh bench/run.sh build-bench --json
+
+stress: deps build
+	EVRT_STRESS_SECONDS=$${EVRT_STRESS_SECONDS:-120} ./$(BUILD)/tests/stress/evrt-stress
+
+install: build
+	cmake --install $(BUILD)
+
+clean:
+	rm -rf build build-tsan build-asan build-bench

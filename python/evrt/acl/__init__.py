@@ -1,0 +1,1 @@
+"""pyACL-style API over evrt (placeholder, filled in next)."""

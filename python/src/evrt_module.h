@@ -1,0 +1,30 @@
+/*
+ * evrt_module.h - what the parts of the evrt._evrt extension share.
+ *
+ * The extension is written over the public C API only (include/evrt.h and,
+ * for evrt.acl, include/acl/acl.h): the Python layer must behave like any
+ * other client of the library.
+ */
+#ifndef EVRT_PY_MODULE_H
+#define EVRT_PY_MODULE_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <evrt.h>
+
+/* evrt.EvrtError (a RuntimeError) and its NotImplementedError subclass for
+ * EVRT_ERROR_NOT_SUPPORTED. */
+extern PyObject *evrtpy_Error;
+extern PyObject *evrtpy_NotSupportedError;
+
+/* Set the Python error for a failed evrt call and return NULL.  The message
+ * names the call, the status and evrt's per-thread detail message; the
+ * exception has .code (int) and .name ("EVRT_ERROR_...") attributes. */
+PyObject *evrtpy_raise(evrt_status_t st, const char *call);
+
+/* Adds the pyACL functions (evrt._evrt._acl_rt) to the module; returns 0 or
+ * -1 with an exception set. */
+int evrtpy_acl_init(PyObject *module);
+
+#endif

@@ -99,13 +99,7 @@ static inline bool same_incarnation(struct evrt__event *e, evrt_event_t h) {
   return (uintptr_t)evrt__handle_of(&evrt__events, &e->hdr) == (uintptr_t)h;
 }
 
-evrt_status_t evrt__event_ipc_init(struct evrt__event *e, int device);
-evrt_status_t evrt__ipc_record(struct evrt__event *e, struct evrt__stream *s);
-evrt_status_t evrt__ipc_query(struct evrt__event *e);
-evrt_status_t evrt__ipc_sync(struct evrt__event *e, int64_t timeout_ns);
-evrt_status_t evrt__ipc_wait(struct evrt__event *e, struct evrt__stream *s,
-                             int64_t timeout_ns);
-void evrt__ipc_close(struct evrt__event *e);
+#define IS_IPC(e) EVRT_UNLIKELY((e)->flags & EVRT_EVENT_INTERPROCESS)
 
 evrt_status_t evrt_event_create(evrt_event_t *event, unsigned flags) {
   evrt_status_t st = evrt__ready();
@@ -138,7 +132,7 @@ evrt_status_t evrt_event_create(evrt_event_t *event, unsigned flags) {
   e->has_resource = false;
   e->imported = false;
   e->nr_waiters = NULL;
-  e->ipc = NULL;
+  atomic_store_explicit(&e->ipc, NULL, memory_order_relaxed);
   e->id = atomic_fetch_add_explicit(&next_event_id, 1, memory_order_relaxed) + 1;
   evrt__table_publish(&e->hdr);
   *event = (evrt_event_t)evrt__handle_of(&evrt__events, &e->hdr);
@@ -177,9 +171,8 @@ evrt_status_t evrt_event_destroy(evrt_event_t h) {
   e->nr_waiters = NULL;
   for (struct evrt__item *it = nr; it; it = it->u.ev.wnext)
     it->u.ev.src = NULL;
-  struct evrt__ipc_map *ipc = e->ipc;
   evrt__event_unlock(e);
-  if (ipc)
+  if (IS_IPC(e))
     evrt__ipc_close(e);
   resume_list(nr);
   /* Pending items keep only (pointer, generation) pairs and re-check them,
@@ -194,7 +187,7 @@ evrt_status_t evrt_event_record(evrt_event_t eh, evrt_stream_t sh) {
   evrt_status_t st = get_pair(eh, sh, &e, &s);
   if (EVRT_UNLIKELY(st))
     return st;
-  if (EVRT_UNLIKELY(e->ipc))
+  if (IS_IPC(e))
     return evrt__ipc_record(e, s);
   struct evrt__item *it = NULL;
   struct evrt__item *nr = NULL;
@@ -243,6 +236,7 @@ evrt_status_t evrt_event_record(evrt_event_t eh, evrt_stream_t sh) {
                         "cannot allocate the record item");
     }
     it->kind = EVRT__ITEM_RECORD;
+    it->u.ev.ipc = NULL;
     it->u.ev.ev = e;
     it->u.ev.ev_gen = atomic_load_explicit(&e->hdr.gen, memory_order_relaxed);
     it->u.ev.rec_no = rec_no;
@@ -285,7 +279,7 @@ evrt_status_t evrt_event_query(evrt_event_t h) {
   evrt_status_t st = get_event(h, &e);
   if (EVRT_UNLIKELY(st))
     return st;
-  if (EVRT_UNLIKELY(e->ipc != NULL))
+  if (IS_IPC(e))
     return evrt__ipc_query(e);
   struct gen g = read_gen(e);
   return gen_done(&g) ? EVRT_SUCCESS : EVRT_NOT_READY;
@@ -297,7 +291,7 @@ evrt_status_t evrt_event_synchronize_timeout(evrt_event_t h,
   evrt_status_t st = get_event(h, &e);
   if (EVRT_UNLIKELY(st))
     return st;
-  if (e->ipc)
+  if (IS_IPC(e))
     return evrt__ipc_sync(e, timeout_ns);
   struct gen g = read_gen(e);
   if (gen_done(&g))
@@ -328,7 +322,7 @@ static evrt_status_t stream_wait(evrt_stream_t sh, evrt_event_t eh,
   evrt_status_t st = get_pair(eh, sh, &e, &s);
   if (EVRT_UNLIKELY(st))
     return st;
-  if (e->ipc)
+  if (IS_IPC(e))
     return evrt__ipc_wait(e, s, timeout_ns);
   evrt__event_lock(e);
   if (EVRT_UNLIKELY(!same_incarnation(e, eh))) {
@@ -476,7 +470,7 @@ evrt_status_t evrt_event_reset(evrt_event_t eh, evrt_stream_t sh) {
   evrt_status_t st = get_pair(eh, sh, &e, &s);
   if (st)
     return st;
-  if (e->ipc)
+  if (IS_IPC(e))
     return evrt__fail(EVRT_ERROR_NOT_SUPPORTED,
                       "interprocess events cannot be reset");
   evrt__event_lock(e);
@@ -511,6 +505,9 @@ evrt_status_t evrt_event_wait_status(evrt_event_t h) {
   evrt_status_t st = get_event(h, &e);
   if (st)
     return st;
+  if (IS_IPC(e))
+    return evrt__fail(EVRT_ERROR_NOT_SUPPORTED,
+                      "wait status is not tracked across processes");
   return atomic_load_explicit(&e->waits_pending, memory_order_acquire)
              ? EVRT_NOT_READY
              : EVRT_SUCCESS;
@@ -527,7 +524,7 @@ evrt_status_t evrt_event_get_info(evrt_event_t h, evrt_event_info_t *info) {
   info->flags = e->flags;
   info->imported = e->imported;
   info->device = atomic_load_explicit(&e->device, memory_order_relaxed);
-  if (e->ipc) {
+  if (IS_IPC(e)) {
     st = evrt__ipc_query(e);
     if (st != EVRT_SUCCESS && st != EVRT_NOT_READY)
       return st;

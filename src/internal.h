@@ -207,8 +207,7 @@ struct evrt__item {
       struct evrt__stream *src;
       uint64_t target;
       struct evrt__item *wnext; /* link in src->waiters or ev->nr_waiters */
-      void *ipc;                /* struct evrt__ipc_map * for DEP_IPC */
-      uint32_t ipc_slot;
+      struct evrt__ipc_map *ipc; /* interprocess record/wait (gen = target) */
     } ev;
   } u;
 };
@@ -302,7 +301,8 @@ struct evrt__event {
   bool has_resource;
   bool imported;
   struct evrt__item *nr_waiters; /* legacy next-record waiters (lock) */
-  struct evrt__ipc_map *ipc;     /* interprocess shared state, or NULL */
+  /* interprocess shared state (src/ipc.c), NULL until first record/export */
+  _Atomic(struct evrt__ipc_map *) ipc;
   uint64_t id;
 };
 
@@ -359,8 +359,17 @@ void evrt__timer_shutdown(void);
 
 /* ------------------------------------------------------------------ ipc */
 /* src/ipc.c */
-struct evrt__ipc_state;
-bool evrt__ipc_dep_ready(struct evrt__item *it, evrt_status_t *err);
+evrt_status_t evrt__ipc_record(struct evrt__event *e, struct evrt__stream *s);
+evrt_status_t evrt__ipc_query(struct evrt__event *e);
+evrt_status_t evrt__ipc_sync(struct evrt__event *e, int64_t timeout_ns);
+evrt_status_t evrt__ipc_wait(struct evrt__event *e, struct evrt__stream *s,
+                             int64_t timeout_ns);
+void evrt__ipc_close(struct evrt__event *e);
+/* Is the interprocess generation of a wait item done?  With check_peer, a
+ * dead recorder sets *err = EVRT_ERROR_PEER_LOST. */
+bool evrt__ipc_dep_ready(struct evrt__item *it, bool check_peer,
+                         evrt_status_t *err);
+void evrt__ipc_wait_done(struct evrt__item *it);
 evrt_status_t evrt__ipc_watch(struct evrt__item *it);
 void evrt__ipc_unwatch(struct evrt__item *it);
 void evrt__ipc_exec_record(struct evrt__item *it);

@@ -79,21 +79,30 @@ static bool run_wait(struct evrt__stream *s, struct evrt__item *it) {
   }
   bool ok;
   if (it->dep_kind == EVRT__DEP_IPC) {
+    /* phase 1: put on the watcher's list (the watcher may have taken it off
+     * since, when it saw the generation end).  A resume after watching
+     * checks the recorder's liveness too. */
     evrt_status_t err = EVRT_SUCCESS;
-    ok = evrt__ipc_dep_ready(it, &err);
+    ok = evrt__ipc_dep_ready(it, it->phase == 1, &err);
     if (!ok && err != EVRT_SUCCESS) {
       it->failed = 1;
       ok = true;
-    } else if (!ok && it->phase == 0) {
+    }
+    if (it->phase == 1) {
+      evrt__ipc_unwatch(it);
+      it->phase = 0;
+    }
+    if (!ok) {
       if (evrt__ipc_watch(it) != EVRT_SUCCESS) {
-        it->failed = 1;
+        it->failed = 1; /* no watcher thread: cannot wait */
         ok = true;
       } else {
         it->phase = 1;
+        if (it->deadline && it->timer_idx < 0 &&
+            evrt__timer_arm(it) != EVRT_SUCCESS)
+          it->deadline = 0;
       }
     }
-    if (ok && it->phase == 1)
-      evrt__ipc_unwatch(it);
   } else {
     ok = !it->u.ev.src || evrt__done(it->u.ev.src) >= it->u.ev.target;
     if (!ok && it->phase == 0) {
@@ -109,15 +118,19 @@ static bool run_wait(struct evrt__stream *s, struct evrt__item *it) {
     }
   }
   if (!ok && it->deadline && evrt__now_ns() >= it->deadline) {
-    if (it->dep_kind == EVRT__DEP_IPC)
+    if (it->dep_kind == EVRT__DEP_IPC) {
       evrt__ipc_unwatch(it);
-    else
+      it->phase = 0;
+    } else {
       evrt__stream_remove_waiter(it);
+    }
     it->failed = 1;
     ok = true;
   }
   if (!ok)
     return false;
+  if (it->dep_kind == EVRT__DEP_IPC)
+    evrt__ipc_wait_done(it);
   if (it->timer_idx >= 0)
     evrt__timer_cancel(it);
   if (it->failed)

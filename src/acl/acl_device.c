@@ -1,0 +1,482 @@
+/*
+ * acl_device.c - aclInit/aclFinalize, devices, contexts, run mode and the
+ * operation-timeout settings.
+ *
+ * A device set by aclrtSetDevice has one default context per process
+ * (shared by every thread that sets it), reference-counted by
+ * aclrtSetDevice/aclrtResetDevice; its default stream is evrt's default
+ * stream of the device.  aclrtCreateContext makes an explicit context whose
+ * default stream is a stream of its own.  Context objects are never freed
+ * (dead ones stay on the list) so that a thread-local current-context
+ * pointer left behind by another thread's reset can always be tested.
+ */
+#include "acl_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#define CTX_MAGIC 0x61636c63u /* "aclc" */
+
+pthread_mutex_t evrt__acl_lock = PTHREAD_MUTEX_INITIALIZER;
+atomic_uint evrt__acl_op_wait_timeout;
+static atomic_uint op_exec_timeout_ms = UINT32_MAX; /* "never times out" */
+
+static unsigned init_count;   /* under evrt__acl_lock */
+static int dev_refs[ACL__MAX_DEVICES];
+static struct evrt__acl_ctx *dev_ctx[ACL__MAX_DEVICES];
+static struct evrt__acl_ctx *all_ctx;
+static _Thread_local struct evrt__acl_ctx *tls_ctx;
+
+static aclError check_device(const char *fn, int32_t dev) {
+  int n = 0;
+  evrt_status_t st = evrt_device_count(&n);
+  if (st)
+    return evrt__acl_st(st, fn);
+  if (dev < 0 || dev >= n || dev >= ACL__MAX_DEVICES)
+    return evrt__acl_fail(ACL_ERROR_RT_INVALID_DEVICEID, fn,
+                          "device id %d is out of range (%d devices)", dev, n);
+  return ACL_SUCCESS;
+}
+
+aclError evrt__acl_current(const char *fn, struct evrt__acl_ctx **ctx) {
+  pthread_mutex_lock(&evrt__acl_lock);
+  struct evrt__acl_ctx *c = tls_ctx;
+  bool ok = c && c->alive;
+  pthread_mutex_unlock(&evrt__acl_lock);
+  if (!ok)
+    return evrt__acl_fail(ACL_ERROR_RT_CONTEXT_NULL, fn,
+                          "no current context: call aclrtSetDevice or "
+                          "aclrtSetCurrentContext first");
+  *ctx = c;
+  return ACL_SUCCESS;
+}
+
+static struct evrt__acl_ctx *new_ctx(int dev, bool is_default,
+                                     evrt_stream_t def) {
+  struct evrt__acl_ctx *c = calloc(1, sizeof *c);
+  if (!c)
+    return NULL;
+  c->magic = CTX_MAGIC;
+  c->device = dev;
+  c->is_default = is_default;
+  c->alive = true;
+  c->def_stream = def;
+  c->next = all_ctx;
+  all_ctx = c;
+  return c;
+}
+
+static bool ctx_valid(struct evrt__acl_ctx *c) {
+  for (struct evrt__acl_ctx *x = all_ctx; x; x = x->next)
+    if (x == c)
+      return x->alive;
+  return false;
+}
+
+/* ------------------------------------------------------------- init */
+
+aclError aclInit(const char *configPath) {
+  static const char fn[] = "aclInit";
+  if (configPath && *configPath) {
+    FILE *f = fopen(configPath, "r");
+    if (!f)
+      return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn,
+                            "cannot open config file '%s'", configPath);
+    fclose(f);
+  }
+  evrt_status_t st = evrt_init();
+  if (st)
+    return evrt__acl_st(st, fn);
+  pthread_mutex_lock(&evrt__acl_lock);
+  unsigned before = init_count++;
+  pthread_mutex_unlock(&evrt__acl_lock);
+  if (before)
+    return evrt__acl_fail(ACL_ERROR_REPEAT_INITIALIZE, fn,
+                          "aclInit was already called (count now %u)",
+                          before + 1);
+  return ACL_SUCCESS;
+}
+
+static aclError reset_device(const char *fn, int32_t dev, bool force);
+
+static aclError finalize_all(void) {
+  for (int d = 0; d < ACL__MAX_DEVICES; d++) {
+    pthread_mutex_lock(&evrt__acl_lock);
+    bool set = dev_refs[d] > 0;
+    pthread_mutex_unlock(&evrt__acl_lock);
+    if (set)
+      reset_device("aclFinalize", d, true);
+  }
+  return ACL_SUCCESS;
+}
+
+aclError aclFinalize(void) {
+  pthread_mutex_lock(&evrt__acl_lock);
+  unsigned n = init_count;
+  init_count = 0;
+  pthread_mutex_unlock(&evrt__acl_lock);
+  if (!n)
+    return evrt__acl_fail(ACL_ERROR_REPEAT_FINALIZE, "aclFinalize",
+                          "aclFinalize called without a matching aclInit");
+  return finalize_all();
+}
+
+aclError aclFinalizeReference(uint64_t *refCount) {
+  pthread_mutex_lock(&evrt__acl_lock);
+  unsigned n = init_count;
+  if (n)
+    init_count = n - 1;
+  pthread_mutex_unlock(&evrt__acl_lock);
+  if (!n)
+    return evrt__acl_fail(ACL_ERROR_REPEAT_FINALIZE, "aclFinalizeReference",
+                          "called without a matching aclInit");
+  if (refCount)
+    *refCount = n - 1;
+  return n == 1 ? finalize_all() : ACL_SUCCESS;
+}
+
+aclError aclrtGetRunMode(aclrtRunMode *runMode) {
+  if (!runMode)
+    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, "aclrtGetRunMode",
+                          "runMode is NULL");
+  *runMode = ACL_HOST; /* the program runs on the host; the cpu backend
+                          plays the device */
+  return ACL_SUCCESS;
+}
+
+/* ---------------------------------------------------------- devices */
+
+aclError aclrtGetDeviceCount(uint32_t *count) {
+  static const char fn[] = "aclrtGetDeviceCount";
+  if (!count)
+    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "count is NULL");
+  int n = 0;
+  evrt_status_t st = evrt_device_count(&n);
+  if (st)
+    return evrt__acl_st(st, fn);
+  *count = (uint32_t)(n > ACL__MAX_DEVICES ? ACL__MAX_DEVICES : n);
+  return ACL_SUCCESS;
+}
+
+aclError aclrtSetDevice(int32_t deviceId) {
+  static const char fn[] = "aclrtSetDevice";
+  aclError r = check_device(fn, deviceId);
+  if (r)
+    return r;
+  evrt_stream_t def;
+  evrt_status_t st = evrt_stream_default(deviceId, &def);
+  if (st)
+    return evrt__acl_st(st, fn);
+  pthread_mutex_lock(&evrt__acl_lock);
+  struct evrt__acl_ctx *c = dev_ctx[deviceId];
+  if (!c || !c->alive) {
+    c = new_ctx(deviceId, true, def);
+    if (!c || evrt__acl_stream_add(def, c, 0, 0, true)) {
+      if (c)
+        c->alive = false;
+      pthread_mutex_unlock(&evrt__acl_lock);
+      return evrt__acl_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn,
+                            "cannot allocate the default context");
+    }
+    dev_ctx[deviceId] = c;
+  }
+  dev_refs[deviceId]++;
+  tls_ctx = c;
+  pthread_mutex_unlock(&evrt__acl_lock);
+  evrt_set_device(deviceId);
+  return ACL_SUCCESS;
+}
+
+struct kill_arg {
+  struct evrt__acl_ctx *ctx;
+  evrt_stream_t list[64];
+  uint64_t ids[64];
+  int n;
+};
+
+static void collect(uint64_t id, void *v, void *argp) {
+  struct evrt__acl_stream *m = v;
+  struct kill_arg *a = argp;
+  if (m->ctx == a->ctx && a->n < 64) {
+    a->ids[a->n] = id;
+    a->list[a->n++] = m->handle;
+  }
+}
+
+/* Synchronize and destroy every stream of ctx (its own default stream too
+ * unless it is evrt's device default).  Takes and releases the lock. */
+static void destroy_ctx_streams(struct evrt__acl_ctx *ctx) {
+  for (;;) {
+    struct kill_arg a = {.ctx = ctx};
+    pthread_mutex_lock(&evrt__acl_lock);
+    evrt__acl_map_each(evrt__acl_streams, collect, &a);
+    for (int i = 0; i < a.n; i++) {
+      struct evrt__acl_stream *m = evrt__acl_map_del(&evrt__acl_streams, a.ids[i]);
+      if (evrt__acl_stream_count[ctx->device])
+        evrt__acl_stream_count[ctx->device]--;
+      bool dflt = m->is_default && ctx->is_default;
+      free(m);
+      if (dflt)
+        a.list[i] = NULL;
+    }
+    pthread_mutex_unlock(&evrt__acl_lock);
+    if (!a.n)
+      return;
+    for (int i = 0; i < a.n; i++)
+      if (a.list[i]) {
+        evrt_stream_synchronize(a.list[i]);
+        evrt_stream_destroy(a.list[i]);
+      }
+  }
+}
+
+static aclError reset_device(const char *fn, int32_t dev, bool force) {
+  aclError r = check_device(fn, dev);
+  if (r)
+    return r;
+  pthread_mutex_lock(&evrt__acl_lock);
+  if (dev_refs[dev] <= 0) {
+    pthread_mutex_unlock(&evrt__acl_lock);
+    return evrt__acl_fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+                          "device %d was not set by aclrtSetDevice", dev);
+  }
+  dev_refs[dev] = force ? 0 : dev_refs[dev] - 1;
+  struct evrt__acl_ctx *c = dev_refs[dev] == 0 ? dev_ctx[dev] : NULL;
+  pthread_mutex_unlock(&evrt__acl_lock);
+  if (!c)
+    return ACL_SUCCESS;
+  /* Last reference: wait for the device's work, free the default context
+   * and the streams made in it. */
+  evrt_device_synchronize(dev);
+  destroy_ctx_streams(c);
+  pthread_mutex_lock(&evrt__acl_lock);
+  c->alive = false;
+  if (dev_ctx[dev] == c)
+    dev_ctx[dev] = NULL;
+  if (tls_ctx == c)
+    tls_ctx = NULL;
+  pthread_mutex_unlock(&evrt__acl_lock);
+  return ACL_SUCCESS;
+}
+
+aclError aclrtResetDevice(int32_t deviceId) {
+  return reset_device("aclrtResetDevice", deviceId, false);
+}
+
+aclError aclrtResetDeviceForce(int32_t deviceId) {
+  return reset_device("aclrtResetDeviceForce", deviceId, true);
+}
+
+aclError aclrtGetDevice(int32_t *deviceId) {
+  static const char fn[] = "aclrtGetDevice";
+  if (!deviceId)
+    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "deviceId is NULL");
+  struct evrt__acl_ctx *c;
+  aclError r = evrt__acl_current(fn, &c);
+  if (r)
+    return r;
+  *deviceId = c->device;
+  return ACL_SUCCESS;
+}
+
+aclError aclrtSynchronizeDevice(void) {
+  return aclrtSynchronizeDeviceWithTimeout(-1);
+}
+
+struct sync_arg {
+  int device;
+  evrt_stream_t list[ACL__STREAM_LIMIT];
+  int n;
+};
+
+static void collect_dev(uint64_t id, void *v, void *argp) {
+  struct evrt__acl_stream *m = v;
+  struct sync_arg *a = argp;
+  if (m->ctx->device == a->device && a->n < (int)ACL__STREAM_LIMIT)
+    a->list[a->n++] = m->handle;
+}
+
+aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout) {
+  static const char fn[] = "aclrtSynchronizeDeviceWithTimeout";
+  if (timeout < -1 || timeout == 0)
+    return evrt__acl_fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+                          "timeout %d: must be -1 (forever) or > 0 ms",
+                          (int)timeout);
+  struct evrt__acl_ctx *c;
+  aclError r = evrt__acl_current(fn, &c);
+  if (r)
+    return r;
+  if (timeout == -1)
+    return evrt__acl_st(evrt_device_synchronize(c->device), fn);
+  struct sync_arg *a = calloc(1, sizeof *a);
+  if (!a)
+    return evrt__acl_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
+  a->device = c->device;
+  pthread_mutex_lock(&evrt__acl_lock);
+  evrt__acl_map_each(evrt__acl_streams, collect_dev, a);
+  pthread_mutex_unlock(&evrt__acl_lock);
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  int64_t end = (int64_t)t0.tv_sec * 1000000000 + t0.tv_nsec +
+                (int64_t)timeout * 1000000;
+  r = ACL_SUCCESS;
+  for (int i = 0; i < a->n && !r; i++) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    int64_t left = end - ((int64_t)t.tv_sec * 1000000000 + t.tv_nsec);
+    evrt_status_t st =
+        evrt_stream_synchronize_timeout(a->list[i], left > 0 ? left : 0);
+    if (st == EVRT_ERROR_INVALID_HANDLE)
+      continue; /* destroyed meanwhile */
+    r = evrt__acl_st(st, fn);
+  }
+  free(a);
+  return r;
+}
+
+/* --------------------------------------------------------- contexts */
+
+aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId) {
+  static const char fn[] = "aclrtCreateContext";
+  if (!context)
+    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "context is NULL");
+  aclError r = check_device(fn, deviceId);
+  if (r)
+    return r;
+  evrt_stream_t s;
+  evrt_status_t st = evrt_stream_create(&s, deviceId, 0, 0);
+  if (st)
+    return evrt__acl_st(st, fn);
+  pthread_mutex_lock(&evrt__acl_lock);
+  struct evrt__acl_ctx *c = new_ctx(deviceId, false, s);
+  if (!c || evrt__acl_stream_add(s, c, 0, 0, true)) {
+    if (c)
+      c->alive = false;
+    pthread_mutex_unlock(&evrt__acl_lock);
+    evrt_stream_destroy(s);
+    return evrt__acl_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn,
+                          "cannot allocate the context");
+  }
+  tls_ctx = c;
+  pthread_mutex_unlock(&evrt__acl_lock);
+  evrt_set_device(deviceId);
+  *context = c;
+  return ACL_SUCCESS;
+}
+
+aclError aclrtDestroyContext(aclrtContext context) {
+  static const char fn[] = "aclrtDestroyContext";
+  if (!context)
+    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "context is NULL");
+  struct evrt__acl_ctx *c = context;
+  pthread_mutex_lock(&evrt__acl_lock);
+  bool ok = ctx_valid(c);
+  bool dflt = ok && c->is_default;
+  if (ok && !dflt)
+    c->alive = false; /* invalid for everyone from now on */
+  if (ok && !dflt && tls_ctx == c)
+    tls_ctx = NULL;
+  pthread_mutex_unlock(&evrt__acl_lock);
+  if (!ok)
+    return evrt__acl_fail(ACL_ERROR_RT_INVALID_HANDLE, fn,
+                          "context %p is not a live context", context);
+  if (dflt)
+    return evrt__acl_fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+                          "the default context of a device is released by "
+                          "aclrtResetDevice, not aclrtDestroyContext");
+  destroy_ctx_streams(c);
+  return ACL_SUCCESS;
+}
+
+aclError aclrtSetCurrentContext(aclrtContext context) {
+  static const char fn[] = "aclrtSetCurrentContext";
+  if (!context)
+    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "context is NULL");
+  struct evrt__acl_ctx *c = context;
+  pthread_mutex_lock(&evrt__acl_lock);
+  bool ok = ctx_valid(c);
+  if (ok)
+    tls_ctx = c;
+  pthread_mutex_unlock(&evrt__acl_lock);
+  if (!ok)
+    return evrt__acl_fail(ACL_ERROR_RT_INVALID_HANDLE, fn,
+                          "context %p is destroyed or not a context", context);
+  evrt_set_device(c->device);
+  return ACL_SUCCESS;
+}
+
+aclError aclrtGetCurrentContext(aclrtContext *context) {
+  static const char fn[] = "aclrtGetCurrentContext";
+  if (!context)
+    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "context is NULL");
+  struct evrt__acl_ctx *c;
+  aclError r = evrt__acl_current(fn, &c);
+  if (r)
+    return r;
+  *context = c;
+  return ACL_SUCCESS;
+}
+
+aclError aclrtCtxGetCurrentDefaultStream(aclrtStream *stream) {
+  static const char fn[] = "aclrtCtxGetCurrentDefaultStream";
+  if (!stream)
+    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "stream is NULL");
+  struct evrt__acl_ctx *c;
+  aclError r = evrt__acl_current(fn, &c);
+  if (r)
+    return r;
+  *stream = (aclrtStream)c->def_stream;
+  return ACL_SUCCESS;
+}
+
+/* ---------------------------------------------------------- timeouts */
+
+aclError aclrtSetOpWaitTimeout(uint32_t timeout) {
+  /* seconds; 0 = never; process-wide, the last call wins */
+  atomic_store_explicit(&evrt__acl_op_wait_timeout, timeout,
+                        memory_order_relaxed);
+  return ACL_SUCCESS;
+}
+
+aclError aclrtSetOpExecuteTimeOut(uint32_t timeout) {
+  uint64_t ms = (uint64_t)timeout * 1000u;
+  atomic_store_explicit(&op_exec_timeout_ms,
+                        timeout == 0 || ms > UINT32_MAX ? UINT32_MAX
+                                                        : (unsigned)ms,
+                        memory_order_relaxed);
+  return ACL_SUCCESS;
+}
+
+aclError aclrtSetOpExecuteTimeOutWithMs(uint32_t timeout) {
+  atomic_store_explicit(&op_exec_timeout_ms, timeout ? timeout : UINT32_MAX,
+                        memory_order_relaxed);
+  return ACL_SUCCESS;
+}
+
+aclError aclrtSetOpExecuteTimeOutV2(uint64_t timeout, uint64_t *actualTimeout) {
+  /* microseconds; the timer granularity here is 1 us, so actual = asked */
+  uint64_t ms = timeout / 1000u;
+  atomic_store_explicit(&op_exec_timeout_ms,
+                        timeout == 0 || ms > UINT32_MAX ? UINT32_MAX
+                                                        : (unsigned)ms,
+                        memory_order_relaxed);
+  if (actualTimeout)
+    *actualTimeout = timeout;
+  return ACL_SUCCESS;
+}
+
+aclError aclrtGetOpExecuteTimeout(uint32_t *const timeoutMs) {
+  if (!timeoutMs)
+    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, "aclrtGetOpExecuteTimeout",
+                          "timeoutMs is NULL");
+  *timeoutMs = atomic_load_explicit(&op_exec_timeout_ms, memory_order_relaxed);
+  return ACL_SUCCESS;
+}
+
+aclError aclrtGetOpTimeOutInterval(uint64_t *interval) {
+  if (!interval)
+    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, "aclrtGetOpTimeOutInterval",
+                          "interval is NULL");
+  *interval = 1; /* microseconds */
+  return ACL_SUCCESS;
+}

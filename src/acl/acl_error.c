@@ -1,0 +1,129 @@
+/*
+ * acl_error.c - the one evrt-status -> ACL-code table, and the per-thread
+ * error state behind aclGetRecentErrMsg, aclrtGetLastError and
+ * aclrtPeekAtLastError.
+ */
+#include "acl_internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define MSG_CAP 4096
+
+/* Messages of failed calls since the last aclGetRecentErrMsg, newest first. */
+static _Thread_local char tls_msgs[MSG_CAP];
+static _Thread_local size_t tls_msgs_len;
+/* The string handed out by the last aclGetRecentErrMsg (valid until the
+ * next one, as documented). */
+static _Thread_local char tls_out[MSG_CAP];
+static _Thread_local aclError tls_last;
+
+aclError evrt__acl_code_of(evrt_status_t st) {
+  switch (st) {
+  case EVRT_SUCCESS:
+  case EVRT_NOT_READY:
+    return ACL_SUCCESS;
+  case EVRT_ERROR_INVALID_VALUE:
+  case EVRT_ERROR_TIMING_DISABLED:
+  case EVRT_ERROR_DEVICE_MISMATCH:
+  case EVRT_ERROR_WOULD_DEADLOCK:
+  case EVRT_ERROR_NOT_PERMITTED:
+    return ACL_ERROR_RT_PARAM_INVALID;
+  case EVRT_ERROR_INVALID_HANDLE:
+    return ACL_ERROR_RT_INVALID_HANDLE;
+  case EVRT_ERROR_INVALID_DEVICE:
+    return ACL_ERROR_RT_INVALID_DEVICEID;
+  case EVRT_ERROR_OUT_OF_MEMORY:
+    return ACL_ERROR_RT_MEMORY_ALLOCATION;
+  case EVRT_ERROR_TIMEOUT:
+    return ACL_ERROR_RT_STREAM_SYNC_TIMEOUT;
+  case EVRT_ERROR_NOT_RECORDED:
+    return ACL_ERROR_RT_INTERNAL_ERROR; /* RT_ERROR_EVENT_RECORDER_NULL */
+  case EVRT_ERROR_NOT_COMPLETE:
+    return ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID;
+  case EVRT_ERROR_EVENT_LIMIT:
+    return ACL_ERROR_RT_NO_EVENT_RESOURCE;
+  case EVRT_ERROR_NOT_SUPPORTED:
+    return ACL_ERROR_RT_FEATURE_NOT_SUPPORT;
+  case EVRT_ERROR_IPC_HANDLE:
+  case EVRT_ERROR_IPC_SAME_PROCESS:
+  case EVRT_ERROR_PEER_LOST:
+    return ACL_ERROR_RT_IPC_ERROR;
+  case EVRT_ERROR_SHUTDOWN:
+    return ACL_ERROR_UNINITIALIZE;
+  case EVRT_ERROR_FORKED:
+  case EVRT_ERROR_SYSTEM:
+  case EVRT_ERROR_INTERNAL:
+    return ACL_ERROR_RT_INTERNAL_ERROR;
+  }
+  return ACL_ERROR_RT_INTERNAL_ERROR;
+}
+
+static void store(aclError code, const char *msg) {
+  tls_last = code;
+  size_t n = strlen(msg);
+  if (n + 1 >= MSG_CAP)
+    n = MSG_CAP - 2;
+  /* Prepend: newest message first; older ones are cut when full. */
+  size_t keep = tls_msgs_len;
+  if (n + 1 + keep >= MSG_CAP)
+    keep = MSG_CAP - n - 2;
+  memmove(tls_msgs + n + 1, tls_msgs, keep);
+  memcpy(tls_msgs, msg, n);
+  tls_msgs[n] = '\n';
+  tls_msgs_len = n + 1 + keep;
+  tls_msgs[tls_msgs_len] = '\0';
+}
+
+aclError evrt__acl_fail(aclError code, const char *fn, const char *fmt, ...) {
+  char body[1024], line[1200];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(body, sizeof body, fmt, ap);
+  va_end(ap);
+  snprintf(line, sizeof line, "%s failed (error %d): %s", fn, code, body);
+  store(code, line);
+  return code;
+}
+
+aclError evrt__acl_st2(evrt_status_t st, evrt_status_t special, aclError code,
+                       const char *fn) {
+  if (st == EVRT_SUCCESS || st == EVRT_NOT_READY)
+    return ACL_SUCCESS;
+  aclError c = st == special ? code : evrt__acl_code_of(st);
+  return evrt__acl_fail(c, fn, "%s (%s)", evrt_last_error_message(),
+                        evrt_err_name(st));
+}
+
+aclError evrt__acl_st(evrt_status_t st, const char *fn) {
+  return evrt__acl_st2(st, EVRT_SUCCESS, ACL_SUCCESS, fn);
+}
+
+const char *aclGetRecentErrMsg(void) {
+  if (tls_msgs_len == 0)
+    return NULL;
+  /* drop the trailing newline of the newest-first list */
+  size_t n = tls_msgs_len;
+  memcpy(tls_out, tls_msgs, n);
+  if (n && tls_out[n - 1] == '\n')
+    n--;
+  tls_out[n] = '\0';
+  tls_msgs_len = 0;
+  tls_msgs[0] = '\0';
+  return tls_out;
+}
+
+aclError aclrtGetLastError(aclrtLastErrLevel level) {
+  if (level != ACL_RT_THREAD_LEVEL)
+    return ACL_ERROR_INVALID_PARAM;
+  aclError c = tls_last;
+  tls_last = ACL_SUCCESS;
+  return c;
+}
+
+aclError aclrtPeekAtLastError(aclrtLastErrLevel level) {
+  if (level != ACL_RT_THREAD_LEVEL)
+    return ACL_ERROR_INVALID_PARAM;
+  return tls_last;
+}

@@ -1,0 +1,340 @@
+/* Interprocess events (DESIGN.md rule 8) with real processes: the peer is a
+ * separate program started with posix_spawn (tests/ipc/ipc_peer.c). */
+#include "../test.h"
+#include "ipc_common.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+extern char **environ;
+#define MS 1000000ull
+
+struct peer {
+  pid_t pid;
+  int fd;
+  char buf[4096];
+  size_t len;
+};
+
+static int spawn_peer(struct peer *p, const char *a1, const char *a2,
+                      const char *a3) {
+  const char *path = getenv("EVRT_IPC_PEER");
+  if (!path)
+    path = "./ipc_peer";
+  int fds[2];
+  if (pipe(fds))
+    return -1;
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+  posix_spawn_file_actions_addclose(&fa, fds[0]);
+  char *argv[] = {(char *)path, (char *)a1, (char *)a2, (char *)a3, NULL};
+  int r = posix_spawn(&p->pid, path, &fa, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  close(fds[1]);
+  p->fd = fds[0];
+  p->len = 0;
+  return r;
+}
+
+/* Next line starting with key, within ms; NULL on timeout or EOF. */
+static char *read_line(struct peer *p, const char *key, unsigned ms) {
+  static char line[4096];
+  uint64_t dl = now_ns() + ms * MS;
+  for (;;) {
+    char *nl = memchr(p->buf, '\n', p->len);
+    if (nl) {
+      size_t n = (size_t)(nl - p->buf);
+      memcpy(line, p->buf, n);
+      line[n] = 0;
+      memmove(p->buf, nl + 1, p->len - n - 1);
+      p->len -= n + 1;
+      if (!strncmp(line, key, strlen(key)))
+        return line;
+      if (!strncmp(line, "error", 5))
+        fprintf(stderr, "  peer: %s\n", line);
+      continue;
+    }
+    uint64_t now = now_ns();
+    if (now >= dl)
+      return NULL;
+    struct pollfd pf = {p->fd, POLLIN, 0};
+    if (poll(&pf, 1, (int)((dl - now) / MS) + 1) <= 0)
+      continue;
+    ssize_t r = read(p->fd, p->buf + p->len, sizeof p->buf - 1 - p->len);
+    if (r <= 0)
+      return NULL;
+    p->len += (size_t)r;
+  }
+}
+
+static int reap(struct peer *p) {
+  int status = 0;
+  waitpid(p->pid, &status, 0);
+  close(p->fd);
+  return status;
+}
+
+static int kill_peer(struct peer *p) {
+  kill(p->pid, SIGKILL);
+  return reap(p);
+}
+
+static int dev_shm_entries(void) {
+  DIR *d = opendir("/dev/shm");
+  if (!d)
+    return 0;
+  int n = 0;
+  struct dirent *de;
+  while ((de = readdir(d)))
+    n += de->d_name[0] != '.';
+  closedir(d);
+  return n;
+}
+
+static atomic_ullong mark_ns;
+static void mark(void *p) {
+  (void)p;
+  atomic_store(&mark_ns, now_ns());
+}
+
+/* An interprocess event recorded on s after delay_ms, with the time just
+ * before the record stored in mark_ns; its handle in hex. */
+static evrt_event_t exported(evrt_stream_t s, unsigned delay_ms, char *hex) {
+  evrt_event_t e = NULL;
+  evrt_ipc_event_handle_t h;
+  atomic_store(&mark_ns, 0);
+  if (evrt_event_create(&e, EVRT_EVENT_INTERPROCESS))
+    abort();
+  if (delay_ms) {
+    evrt_stream_delay(s, delay_ms * MS);
+    evrt_launch_host_func(s, mark, NULL);
+    if (evrt_event_record(e, s))
+      abort();
+  }
+  if (evrt_event_ipc_handle(e, &h))
+    abort();
+  handle_to_hex(&h, hex);
+  return e;
+}
+
+static int shm_before;
+#define LEAK_CHECK_BEGIN() shm_before = dev_shm_entries()
+#define LEAK_CHECK_END() ASSERT_EQ(dev_shm_entries(), shm_before)
+
+TEST(importer_sync_returns_only_after_exporter_record) {
+  LEAK_CHECK_BEGIN();
+  evrt_stream_t s;
+  char hex[130];
+  ASSERT_OK(evrt_stream_create(&s, 0, 0, 0));
+  evrt_event_t e = exported(s, 200, hex);
+  struct peer p;
+  ASSERT_EQ(spawn_peer(&p, "sync", hex, NULL), 0);
+  char *l = read_line(&p, "synced", 5000);
+  ASSERT(l != NULL);
+  unsigned long long t;
+  char st[64];
+  ASSERT_EQ(sscanf(l, "synced %llu %63s", &t, st), 2);
+  ASSERT(strcmp(st, "EVRT_SUCCESS") == 0);
+  ASSERT(atomic_load(&mark_ns) != 0 && t >= atomic_load(&mark_ns));
+  ASSERT_EQ(reap(&p), 0);
+  ASSERT_OK(evrt_event_destroy(e));
+  ASSERT_OK(evrt_stream_destroy(s));
+  LEAK_CHECK_END();
+}
+
+TEST(importer_records_exporter_observes) {
+  LEAK_CHECK_BEGIN();
+  evrt_stream_t s;
+  char hex[130];
+  ASSERT_OK(evrt_stream_create(&s, 0, 0, 0));
+  evrt_event_t e = exported(s, 0, hex);
+  ASSERT_OK(evrt_event_query(e)); /* exported, never recorded */
+  struct peer p;
+  ASSERT_EQ(spawn_peer(&p, "record", hex, "400"), 0);
+  evrt_status_t q = EVRT_SUCCESS;
+  uint64_t dl = now_ns() + 3000 * MS;
+  while ((q = evrt_event_query(e)) == EVRT_SUCCESS && now_ns() < dl)
+    sleep_ms(1);
+  ASSERT_ST(q, EVRT_NOT_READY); /* the importer's record is visible */
+  ASSERT_OK(evrt_event_synchronize(e));
+  uint64_t t_ret = now_ns();
+  char *l = read_line(&p, "marked", 5000);
+  ASSERT(l != NULL);
+  unsigned long long t;
+  ASSERT_EQ(sscanf(l, "marked %llu", &t), 1);
+  ASSERT(t_ret >= t);
+  ASSERT(read_line(&p, "recorded", 5000) != NULL);
+  ASSERT_EQ(reap(&p), 0);
+  ASSERT_OK(evrt_event_destroy(e));
+  ASSERT_OK(evrt_stream_destroy(s));
+  LEAK_CHECK_END();
+}
+
+static void stream_wait_case(bool rerecord) {
+  evrt_stream_t s, s2;
+  char hex[130];
+  ASSERT_OK(evrt_stream_create(&s, 0, 0, 0));
+  ASSERT_OK(evrt_stream_create(&s2, 0, 0, 0));
+  evrt_event_t e = exported(s, 300, hex);
+  struct peer p;
+  ASSERT_EQ(spawn_peer(&p, "streamwait", hex, NULL), 0);
+  ASSERT(read_line(&p, "waiting", 5000) != NULL);
+  if (rerecord)
+    ASSERT_OK(evrt_event_record(e, s2)); /* a complete newer generation */
+  char *l = read_line(&p, "passed", 5000);
+  ASSERT(l != NULL);
+  unsigned long long t, fails;
+  ASSERT_EQ(sscanf(l, "passed %llu %llu", &t, &fails), 2);
+  ASSERT_EQ(fails, 0);
+  ASSERT(atomic_load(&mark_ns) != 0 && t >= atomic_load(&mark_ns));
+  ASSERT_EQ(reap(&p), 0);
+  ASSERT_OK(evrt_event_destroy(e));
+  ASSERT_OK(evrt_stream_destroy(s));
+  ASSERT_OK(evrt_stream_destroy(s2));
+}
+
+TEST(importer_stream_waits_on_exporter_event) {
+  LEAK_CHECK_BEGIN();
+  stream_wait_case(false);
+  LEAK_CHECK_END();
+}
+
+TEST(rerecord_while_importer_stream_waits_keeps_old_generation) {
+  LEAK_CHECK_BEGIN();
+  stream_wait_case(true);
+  LEAK_CHECK_END();
+}
+
+TEST(exporter_killed_mid_wait_importer_gets_peer_lost) {
+  LEAK_CHECK_BEGIN();
+  struct peer p;
+  ASSERT_EQ(spawn_peer(&p, "export", "20000", NULL), 0);
+  char *l = read_line(&p, "handle", 5000);
+  ASSERT(l != NULL);
+  evrt_ipc_event_handle_t h;
+  ASSERT_EQ(hex_to_handle(l + 7, &h), 0);
+  evrt_event_t e;
+  ASSERT_OK(evrt_event_ipc_open(&e, &h));
+  ASSERT_ST(evrt_event_query(e), EVRT_NOT_READY);
+  evrt_stream_t s;
+  ASSERT_OK(evrt_stream_create(&s, 0, 0, 0));
+  ASSERT_OK(evrt_stream_wait_event(s, e));
+  sleep_ms(100);
+  kill_peer(&p);
+  uint64_t t0 = now_ns();
+  ASSERT_ST(evrt_event_synchronize(e), EVRT_ERROR_PEER_LOST);
+  ASSERT(now_ns() - t0 < 2000 * MS);
+  ASSERT_OK(evrt_stream_synchronize_timeout(s, 2000 * MS));
+  uint64_t fails = 0;
+  ASSERT_OK(evrt_stream_wait_failures(s, &fails));
+  ASSERT_EQ(fails, 1);
+  ASSERT_ST(evrt_event_query(e), EVRT_ERROR_PEER_LOST);
+  ASSERT_OK(evrt_event_destroy(e));
+  ASSERT_OK(evrt_stream_destroy(s));
+  /* a new import of a dead exporter's handle is a clear error */
+  evrt_event_t e2;
+  ASSERT_ST(evrt_event_ipc_open(&e2, &h), EVRT_ERROR_PEER_LOST);
+  LEAK_CHECK_END();
+}
+
+TEST(importer_killed_never_blocks_exporter) {
+  LEAK_CHECK_BEGIN();
+  evrt_stream_t s;
+  char hex[130];
+  ASSERT_OK(evrt_stream_create(&s, 0, 0, 0));
+  evrt_event_t e = exported(s, 0, hex);
+  struct peer p;
+  ASSERT_EQ(spawn_peer(&p, "hold", hex, "20000"), 0);
+  ASSERT(read_line(&p, "held", 5000) != NULL);
+  ASSERT_ST(evrt_event_query(e), EVRT_NOT_READY); /* importer's record */
+  kill_peer(&p);
+  uint64_t t0 = now_ns();
+  ASSERT_ST(evrt_event_synchronize(e), EVRT_ERROR_PEER_LOST);
+  ASSERT(now_ns() - t0 < 2000 * MS);
+  /* the exporter goes on: record, query and synchronize work */
+  ASSERT_OK(evrt_stream_delay(s, 20 * MS));
+  ASSERT_OK(evrt_event_record(e, s));
+  ASSERT_OK(evrt_event_synchronize(e));
+  ASSERT_OK(evrt_event_query(e));
+  ASSERT_OK(evrt_event_destroy(e));
+  ASSERT_OK(evrt_stream_destroy(s));
+  LEAK_CHECK_END();
+}
+
+TEST(sixty_four_importers_on_one_event) {
+  LEAK_CHECK_BEGIN();
+  enum { N = 64 };
+  evrt_stream_t s;
+  char hex[130];
+  ASSERT_OK(evrt_stream_create(&s, 0, 0, 0));
+  evrt_event_t e = exported(s, 1500, hex);
+  struct peer p[N];
+  for (int i = 0; i < N; i++)
+    ASSERT_EQ(spawn_peer(&p[i], "sync", hex, NULL), 0);
+  int ok = 0;
+  for (int i = 0; i < N; i++) {
+    char *l = read_line(&p[i], "synced", 20000);
+    unsigned long long t;
+    char st[64];
+    if (l && sscanf(l, "synced %llu %63s", &t, st) == 2 &&
+        !strcmp(st, "EVRT_SUCCESS") && t >= atomic_load(&mark_ns) &&
+        atomic_load(&mark_ns))
+      ok++;
+    reap(&p[i]);
+  }
+  ASSERT_EQ(ok, N);
+  ASSERT_OK(evrt_event_destroy(e));
+  ASSERT_OK(evrt_stream_destroy(s));
+  LEAK_CHECK_END();
+}
+
+TEST(misuse_gets_clear_errors) {
+  LEAK_CHECK_BEGIN();
+  evrt_event_t e, plain, x;
+  evrt_ipc_event_handle_t h, bad;
+  ASSERT_ST(evrt_event_create(&x, EVRT_EVENT_INTERPROCESS | EVRT_EVENT_TIMING),
+            EVRT_ERROR_INVALID_VALUE);
+  ASSERT_OK(evrt_event_create(&plain, 0));
+  ASSERT_ST(evrt_event_ipc_handle(plain, &h), EVRT_ERROR_INVALID_VALUE);
+  ASSERT_OK(evrt_event_create(&e, EVRT_EVENT_INTERPROCESS));
+  ASSERT_ST(evrt_event_ipc_handle(e, NULL), EVRT_ERROR_INVALID_VALUE);
+  ASSERT_OK(evrt_event_ipc_handle(e, &h));
+  int dev = -1;
+  ASSERT_OK(evrt_event_get_device(e, &dev));
+  ASSERT_EQ(dev, 0); /* export initializes on the current device */
+  ASSERT_ST(evrt_event_ipc_open(&x, &h), EVRT_ERROR_IPC_SAME_PROCESS);
+  memset(&bad, 0, sizeof bad);
+  ASSERT_ST(evrt_event_ipc_open(&x, &bad), EVRT_ERROR_IPC_HANDLE);
+  for (int i = 0; i < EVRT_IPC_HANDLE_SIZE; i++) {
+    bad = h;
+    bad.reserved[i] ^= 0x40; /* any corrupted byte */
+    evrt_status_t st = evrt_event_ipc_open(&x, &bad);
+    ASSERT(st == EVRT_ERROR_IPC_HANDLE);
+  }
+  bad = h;
+  memset(bad.reserved + 32, 0, 32); /* truncated */
+  ASSERT_ST(evrt_event_ipc_open(&x, &bad), EVRT_ERROR_IPC_HANDLE);
+  /* an importer cannot export again */
+  char hex[130];
+  handle_to_hex(&h, hex);
+  struct peer p;
+  ASSERT_EQ(spawn_peer(&p, "reexport", hex, NULL), 0);
+  char *l = read_line(&p, "reexport", 5000);
+  ASSERT(l && strstr(l, "EVRT_ERROR_NOT_PERMITTED"));
+  ASSERT_EQ(reap(&p), 0);
+  ASSERT_ST(evrt_event_reset(e, NULL), EVRT_ERROR_INVALID_HANDLE);
+  ASSERT_OK(evrt_event_destroy(e));
+  /* after the exporter destroyed it, the handle opens nothing */
+  ASSERT_EQ(spawn_peer(&p, "query", hex, NULL), 0);
+  l = read_line(&p, "error", 5000);
+  ASSERT(l && (strstr(l, "EVRT_ERROR_PEER_LOST") ||
+               strstr(l, "EVRT_ERROR_IPC_HANDLE")));
+  reap(&p);
+  ASSERT_OK(evrt_event_destroy(plain));
+  LEAK_CHECK_END();
+}

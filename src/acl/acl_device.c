@@ -271,7 +271,7 @@ aclError aclrtGetDevice(int32_t *deviceId) {
   static const char fn[] = "aclrtGetDevice";
   if (!deviceId)
     return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "deviceId is NULL");
-  struct evrt__acl_ctx *c;
+  struct evrt__acl_ctx *c = NULL;
   aclError r = evrt__acl_current(fn, &c);
   if (r)
     return r;
@@ -302,7 +302,7 @@ aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout) {
     return evrt__acl_fail(ACL_ERROR_RT_PARAM_INVALID, fn,
                           "timeout %d: must be -1 (forever) or > 0 ms",
                           (int)timeout);
-  struct evrt__acl_ctx *c;
+  struct evrt__acl_ctx *c = NULL;
   aclError r = evrt__acl_current(fn, &c);
   if (r)
     return r;
@@ -409,7 +409,7 @@ aclError aclrtGetCurrentContext(aclrtContext *context) {
   static const char fn[] = "aclrtGetCurrentContext";
   if (!context)
     return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "context is NULL");
-  struct evrt__acl_ctx *c;
+  struct evrt__acl_ctx *c = NULL;
   aclError r = evrt__acl_current(fn, &c);
   if (r)
     return r;
@@ -421,7 +421,7 @@ aclError aclrtCtxGetCurrentDefaultStream(aclrtStream *stream) {
   static const char fn[] = "aclrtCtxGetCurrentDefaultStream";
   if (!stream)
     return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "stream is NULL");
-  struct evrt__acl_ctx *c;
+  struct evrt__acl_ctx *c = NULL;
   aclError r = evrt__acl_current(fn, &c);
   if (r)
     return r;

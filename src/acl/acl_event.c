@@ -66,7 +66,7 @@ static aclError create(const char *fn, aclrtEvent *event, uint32_t flag,
                        int mode) {
   if (!event)
     return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "event is NULL");
-  struct evrt__acl_ctx *c;
+  struct evrt__acl_ctx *c = NULL;
   aclError r = evrt__acl_current(fn, &c);
   if (r)
     return r;
@@ -498,7 +498,7 @@ aclError aclrtGetEventAvailNum(uint32_t *eventCount) {
   static const char fn[] = "aclrtGetEventAvailNum";
   if (!eventCount)
     return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "eventCount is NULL");
-  struct evrt__acl_ctx *c;
+  struct evrt__acl_ctx *c = NULL;
   aclError r = evrt__acl_current(fn, &c);
   if (r)
     return r;
@@ -532,7 +532,7 @@ aclError aclrtIpcOpenEventHandle(aclrtIpcEventHandle handle, aclrtEvent *event) 
   static const char fn[] = "aclrtIpcOpenEventHandle";
   if (!event)
     return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "event is NULL");
-  struct evrt__acl_ctx *c;
+  struct evrt__acl_ctx *c = NULL;
   aclError r = evrt__acl_current(fn, &c);
   if (r)
     return r;

@@ -38,7 +38,7 @@ aclError evrt__acl_stream(const char *fn, aclrtStream s, evrt_stream_t *h) {
     *h = (evrt_stream_t)s;
     return ACL_SUCCESS;
   }
-  struct evrt__acl_ctx *c;
+  struct evrt__acl_ctx *c = NULL;
   aclError r = evrt__acl_current(fn, &c);
   if (r)
     return r;
@@ -66,7 +66,7 @@ aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority,
   static const char fn[] = "aclrtCreateStream";
   if (!stream)
     return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "stream is NULL");
-  struct evrt__acl_ctx *c;
+  struct evrt__acl_ctx *c = NULL;
   aclError r = evrt__acl_current(fn, &c);
   if (r)
     return r;
@@ -246,7 +246,7 @@ aclError aclrtGetStreamAvailableNum(uint32_t *streamCount) {
   static const char fn[] = "aclrtGetStreamAvailableNum";
   if (!streamCount)
     return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "streamCount is NULL");
-  struct evrt__acl_ctx *c;
+  struct evrt__acl_ctx *c = NULL;
   aclError r = evrt__acl_current(fn, &c);
   if (r)
     return r;

@@ -125,6 +125,7 @@ struct mstream {
   int hf_ids[MAX_HF];
   int log[MAX_HF];      /* appended by the host functions, in stream order */
   int log_len;
+  char buf[8];          /* target of the stream's memset items */
   uint16_t front[MAX_MS]; /* what the stream's next item must follow */
 };
 
@@ -304,13 +305,16 @@ static void op_wait(struct eslot *e, struct sslot *s) {
     merge(R.ms[s->ms].front, e->gen);
 }
 
-static void op_reset(struct eslot *e, struct sslot *s) {
+static void op_reset(struct eslot *e, struct sslot *s, uint64_t *rng) {
   if (e->rec_count == 0) {
     EXPECT_ST(evrt_event_reset(e->h, s->h), EVRT_ERROR_NOT_RECORDED);
     return;
   }
   EXPECT_ST(evrt_event_reset(e->h, s->h), EVRT_SUCCESS);
   e->gs = GEN_UNCERTAIN;
+  /* A host function behind the reset: when every host function has run,
+   * the reset has executed too (even on a stream destroyed since). */
+  op_host_fn(s, rng);
 }
 
 static void op_event_destroy(struct eslot *e, uint64_t *rng) {
@@ -391,14 +395,13 @@ static void op_stale(uint64_t *rng, struct sslot *live_s) {
   EXPECT_ST(evrt_event_query(e), EVRT_ERROR_INVALID_HANDLE);
   EXPECT_ST(evrt_event_destroy(e), EVRT_ERROR_INVALID_HANDLE);
   EXPECT_ST(evrt_event_synchronize(e), EVRT_ERROR_INVALID_HANDLE);
-  /* live stream, stale event (the stream is not touched: no lock needed) */
+  /* live stream, stale event: must fail on the event, changing nothing */
   EXPECT_ST(evrt_event_record(e, live_s->h), EVRT_ERROR_INVALID_HANDLE);
   EXPECT_ST(evrt_stream_wait_event(live_s->h, e), EVRT_ERROR_INVALID_HANDLE);
 }
 
 static void *thread_main(void *arg) {
   uint64_t rng = (uint64_t)(uintptr_t)arg;
-  char buf[8];
   for (int i = 0; i < R.ops && atomic_load(&g_failures) == 0; i++) {
     struct sslot *s = &R.s[rnd(&rng, (unsigned)R.ns)];
     struct eslot *e = &R.e[rnd(&rng, (unsigned)R.ne)];
@@ -416,7 +419,7 @@ static void *thread_main(void *arg) {
       else if (op < 67)
         op_wait(e, s);
       else
-        op_reset(e, s);
+        op_reset(e, s, &rng);
       pthread_mutex_unlock(&s->mu);
       pthread_mutex_unlock(&e->mu);
     } else if (op < 73) {
@@ -444,7 +447,9 @@ static void *thread_main(void *arg) {
       op_event_query(e);
       pthread_mutex_unlock(&e->mu);
     } else if (op < 96) {
+      pthread_mutex_lock(&s->mu); /* for s->h */
       op_stale(&rng, s);
+      pthread_mutex_unlock(&s->mu);
     } else {
       /* Work items outside the model: they shift timing and exercise the
        * timer and the memory paths; stream order still holds around them. */
@@ -452,8 +457,12 @@ static void *thread_main(void *arg) {
       if (op < 98)
         EXPECT_ST(evrt_stream_delay(s->h, rnd(&rng, 200000)), EVRT_SUCCESS);
       else
-        EXPECT_ST(evrt_memset_async(s->h, buf, (int)op, sizeof buf),
+        EXPECT_ST(evrt_memset_async(s->h, R.ms[s->ms].buf, (int)op,
+                                    sizeof R.ms[s->ms].buf),
                   EVRT_SUCCESS);
+      /* A host function behind it: the end-of-round wait for every host
+       * function then covers the memset too, before the buffer is reused. */
+      op_host_fn(s, &rng);
       pthread_mutex_unlock(&s->mu);
     }
   }

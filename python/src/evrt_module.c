@@ -422,9 +422,10 @@ static PyObject *Stream_launch(StreamObject *self, PyObject *args) {
   L->fn = fn;
   L->device = self->device;
   L->stream_id = self->id;
-  /* Label the trace slice with the callable's name when it has one. */
+  /* Label the trace slice with the callable's __name__ (at most 31 bytes
+   * are kept, so not the longer __qualname__). */
   char label[32] = "py";
-  PyObject *qn = PyObject_GetAttrString(fn, "__qualname__");
+  PyObject *qn = PyObject_GetAttrString(fn, "__name__");
   if (qn && PyUnicode_Check(qn)) {
     const char *s = PyUnicode_AsUTF8(qn);
     if (s)

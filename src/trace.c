@@ -307,7 +307,7 @@ struct writer {
   struct entry **slices, **recs, **waits, **binds, **resumes, **hwaits;
   size_t nslices, nrecs, nwaits, nbinds, nresumes, nhwaits;
   struct entry **rec_slice; /* per record (sorted recs order) */
-  uint64_t *wait_start;     /* per slice position: shown start of waits */
+  uint64_t *shown_start; /* per slice position: start shown in the file */
   bool *wait_bound;
   uint64_t dropped;
 };
@@ -545,7 +545,7 @@ static bool put_tracks(struct writer *w) {
 static void put_slice(struct writer *w, size_t pos) {
   FILE *f = w->f;
   const struct entry *e = w->slices[pos];
-  uint64_t t0 = e->kind == EVRT__ITEM_WAIT ? w->wait_start[pos] : e->t0;
+  uint64_t t0 = w->shown_start[pos];
   const char *kind = evrt__item_kind_name(e->kind);
   fprintf(f, ",\n{\"ph\":\"X\",\"pid\":%d,\"tid\":%llu", e->device + 1,
           (unsigned long long)e->stream);
@@ -590,7 +590,7 @@ static void put_flows(struct writer *w) {
     if (r == (size_t)-1)
       continue;
     const struct entry *rec = w->recs[r], *rs = w->rec_slice[r];
-    uint64_t ws = w->wait_start[pos];
+    uint64_t ws = w->shown_start[pos];
     uint64_t tr = clamp(rec->t0, rs->t0, rs->t1);
     /* the step: inside the wait, after the record when the wait outlasted it */
     uint64_t lo = clamp(tr, ws, wt->t1);
@@ -681,8 +681,8 @@ static bool prepare(struct writer *w) {
   w->syn = evrt__calloc(nrec + 1, sizeof *w->syn);
   struct entry **v = evrt__calloc(4 * n + 2 * nrec + 8, sizeof *v);
   w->rec_slice = evrt__calloc(nrec + 1, sizeof *w->rec_slice);
-  w->wait_start = evrt__calloc(n + nrec + 1, sizeof *w->wait_start);
-  if (!w->syn || !v || !w->rec_slice || !w->wait_start)
+  w->shown_start = evrt__calloc(n + nrec + 1, sizeof *w->shown_start);
+  if (!w->syn || !v || !w->rec_slice || !w->shown_start)
     return false;
   /* One pointer array cut in pieces: slices (with room for the synthetic
    * ones), records, waits, binds, resumes, host waits, record items. */
@@ -721,7 +721,7 @@ static bool prepare(struct writer *w) {
   qsort(w->slices, w->nslices, sizeof *w->slices, cmp_track_time);
   for (size_t i = 0; i < w->nslices; i++) {
     w->slices[i]->aux = (uint32_t)i;
-    w->wait_start[i] = w->slices[i]->t0;
+    w->shown_start[i] = w->slices[i]->t0;
   }
   /* waits <-> binds, per (stream, generation) in time order. */
   w->binds = tmp;
@@ -757,8 +757,19 @@ static bool prepare(struct writer *w) {
           w->slices[pos - 1]->t1 > from)
         from = w->slices[pos - 1]->t1;
       if (from < wt->t0)
-        w->wait_start[pos] = from;
+        w->shown_start[pos] = from;
     }
+  }
+  /* A delay parks its stream and the hook gets the time of the worker's
+   * last look at it (after the timer fired).  It began when the stream
+   * reached it: the end of the previous item, if the stream had one in this
+   * session (docs/trace.md: an approximation until the core passes the
+   * time an item first started). */
+  for (size_t pos = 1; pos < w->nslices; pos++) {
+    struct entry *d = w->slices[pos], *prev = w->slices[pos - 1];
+    if (d->kind == EVRT__ITEM_DELAY && prev->device == d->device &&
+        prev->stream == d->stream && prev->t1 < d->t0)
+      w->shown_start[pos] = prev->t1;
   }
   return true;
 }
@@ -850,7 +861,7 @@ static evrt_status_t stop_locked(void) {
   evrt__free(w.syn);
   evrt__free(w.slices);
   evrt__free(w.rec_slice);
-  evrt__free(w.wait_start);
+  evrt__free(w.shown_start);
   if (forked && st == EVRT_SUCCESS)
     st = evrt__fail(EVRT_ERROR_FORKED,
                     "tracing was started before fork(): the trace belongs to "

@@ -1,0 +1,86 @@
+/* Library lifecycle: shutdown joins the workers, fork() gives the child a
+ * clear error. */
+#include "test.h"
+
+#include <sys/wait.h>
+
+static int thread_count(void) {
+  FILE *f = fopen("/proc/self/status", "r");
+  char line[256];
+  int n = -1;
+  while (f && fgets(line, sizeof line, f))
+    if (sscanf(line, "Threads: %d", &n) == 1)
+      break;
+  if (f)
+    fclose(f);
+  return n;
+}
+
+static void noop(void *p) { (void)p; }
+
+TEST(fork_child_gets_clear_error_parent_unaffected) {
+  evrt_stream_t s;
+  ASSERT_OK(evrt_stream_create(&s, 0, 0, 0));
+  ASSERT_OK(evrt_launch_host_func(s, noop, NULL));
+  ASSERT_OK(evrt_stream_synchronize(s));
+  pid_t pid = fork();
+  if (pid == 0) {
+    evrt_stream_t c;
+    int ok = evrt_stream_create(&c, 0, 0, 0) == EVRT_ERROR_FORKED &&
+             evrt_stream_synchronize(s) == EVRT_ERROR_FORKED &&
+             strstr(evrt_last_error_message(), "fork") != NULL;
+    _exit(ok ? 0 : 1);
+  }
+  int status = -1;
+  waitpid(pid, &status, 0);
+  ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  ASSERT_OK(evrt_launch_host_func(s, noop, NULL));
+  ASSERT_OK(evrt_stream_synchronize(s));
+  ASSERT_OK(evrt_stream_destroy(s));
+}
+
+TEST(fork_before_first_use_child_can_use_library) {
+  if (!getenv("EVRT_TEST_FRESH")) {
+    /* This process already initialized evrt: re-run this test alone in a
+     * fresh image of the binary. */
+    pid_t pid = fork();
+    if (pid == 0) {
+      setenv("EVRT_TEST_FRESH", "1", 1);
+      execl("/proc/self/exe", "test_lifecycle",
+            "fork_before_first_use_child_can_use_library", (char *)NULL);
+      _exit(3);
+    }
+    int status = -1;
+    waitpid(pid, &status, 0);
+    ASSERT(WIFEXITED(status));
+    ASSERT_EQ(WEXITSTATUS(status), 0);
+    return;
+  }
+  /* fresh image: evrt untouched; a child forked now can use it */
+  pid_t pid = fork();
+  if (pid == 0) {
+    evrt_stream_t c;
+    int ok = evrt_stream_create(&c, 0, 0, 0) == EVRT_SUCCESS &&
+             evrt_launch_host_func(c, noop, NULL) == EVRT_SUCCESS &&
+             evrt_stream_synchronize(c) == EVRT_SUCCESS;
+    _exit(ok ? 0 : 1);
+  }
+  int status = -1;
+  waitpid(pid, &status, 0);
+  ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+TEST(shutdown_joins_workers_and_invalidates) {
+  evrt_stream_t s;
+  ASSERT_OK(evrt_stream_create(&s, 0, 0, 0));
+  ASSERT_OK(evrt_launch_host_func(s, noop, NULL));
+  ASSERT_OK(evrt_stream_synchronize(s));
+  int before = thread_count();
+  ASSERT(before >= 3);
+  ASSERT_OK(evrt_shutdown());
+  int after = thread_count();
+  ASSERT_EQ(after, 1); /* only the main thread is left */
+  ASSERT_ST(evrt_stream_query(s), EVRT_ERROR_SHUTDOWN);
+  ASSERT_ST(evrt_init(), EVRT_ERROR_SHUTDOWN);
+  ASSERT_ST(evrt_shutdown(), EVRT_ERROR_SHUTDOWN);
+}

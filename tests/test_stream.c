@@ -1,0 +1,186 @@
+/* Streams: work items in order, memcpy/memset, delay without CPU, destroy
+ * with pending work, query/synchronize, default streams, devices. */
+#include "test.h"
+
+#define MS 1000000ull
+
+__attribute__((constructor)) static void three_devices(void) {
+  setenv("EVRT_CPU_DEVICES", "3", 1);
+}
+
+struct log {
+  atomic_int n;
+  int order[4096];
+};
+struct entry {
+  struct log *log;
+  int value;
+};
+static void append(void *p) {
+  struct entry *e = p;
+  int i = atomic_fetch_add(&e->log->n, 1);
+  e->log->order[i] = e->value;
+}
+
+TEST(items_run_in_enqueue_order) {
+  evrt_stream_t s;
+  ASSERT_OK(evrt_stream_create(&s, 0, 0, 0));
+  static struct log log;
+  static struct entry ent[3000];
+  static char src[64], dst[64];
+  memset(src, 7, sizeof src);
+  for (int i = 0; i < 3000; i++) {
+    ent[i].log = &log;
+    ent[i].value = i;
+    ASSERT_OK(evrt_launch_host_func(s, append, &ent[i]));
+    if (i == 1000)
+      ASSERT_OK(evrt_stream_delay(s, 20 * MS));
+  }
+  ASSERT_OK(evrt_memcpy_async(s, dst, src, sizeof dst));
+  ASSERT_OK(evrt_stream_synchronize(s));
+  ASSERT_EQ(atomic_load(&log.n), 3000);
+  for (int i = 0; i < 3000; i++)
+    ASSERT_EQ(log.order[i], i);
+  ASSERT_EQ(memcmp(dst, src, sizeof dst), 0);
+  ASSERT_OK(evrt_stream_destroy(s));
+}
+
+TEST(memset_then_memcpy_in_stream_order) {
+  evrt_stream_t s;
+  ASSERT_OK(evrt_stream_create(&s, 0, 0, 0));
+  static unsigned char a[1 << 16], b[1 << 16];
+  ASSERT_OK(evrt_stream_delay(s, 20 * MS));
+  ASSERT_OK(evrt_memset_async(s, a, 0x5a, sizeof a));
+  ASSERT_OK(evrt_memcpy_async(s, b, a, sizeof b));
+  ASSERT_OK(evrt_memset_async(s, a, 0x11, 16));
+  ASSERT_OK(evrt_memcpy_async(s, a, b, 0)); /* zero bytes is fine */
+  ASSERT_ST(evrt_stream_query(s), EVRT_NOT_READY);
+  ASSERT_OK(evrt_stream_synchronize(s));
+  ASSERT_EQ(b[0], 0x5a);
+  ASSERT_EQ(b[sizeof b - 1], 0x5a);
+  ASSERT_EQ(a[0], 0x11);
+  ASSERT_EQ(a[16], 0x5a);
+  ASSERT_OK(evrt_stream_destroy(s));
+}
+
+static void *sync_thread(void *p) {
+  evrt_stream_synchronize(*(evrt_stream_t *)p);
+  return NULL;
+}
+
+TEST(delay_holds_no_worker_and_burns_no_cpu) {
+  /* 3 delays of 300 ms on 3 streams run at the same time, with fewer
+   * workers than that possibly, and no thread burns CPU meanwhile. */
+  evrt_stream_t s[3];
+  struct timespec c0, c1;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
+  uint64_t t0 = now_ns();
+  for (int i = 0; i < 3; i++) {
+    ASSERT_OK(evrt_stream_create(&s[i], 0, 0, 0));
+    ASSERT_OK(evrt_stream_delay(s[i], 300 * MS));
+  }
+  pthread_t th;
+  pthread_create(&th, NULL, sync_thread, &s[0]);
+  pthread_join(th, NULL);
+  for (int i = 0; i < 3; i++)
+    ASSERT_OK(evrt_stream_synchronize(s[i]));
+  uint64_t wall = now_ns() - t0;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+  uint64_t cpu = (uint64_t)(c1.tv_sec - c0.tv_sec) * 1000000000u +
+                 (uint64_t)(c1.tv_nsec - c0.tv_nsec);
+  ASSERT(wall >= 299 * MS);
+  ASSERT(wall < 900 * MS); /* concurrent, not 3 x 300 ms */
+  if (cpu > 60 * MS)
+    FAIL_("delays burned %.1f ms of CPU", cpu / 1e6);
+  for (int i = 0; i < 3; i++)
+    ASSERT_OK(evrt_stream_destroy(s[i]));
+}
+
+static atomic_int done_flag;
+static void set_done(void *p) {
+  (void)p;
+  atomic_store(&done_flag, 1);
+}
+
+TEST(destroy_returns_at_once_and_pending_work_completes) {
+  evrt_stream_t s;
+  ASSERT_OK(evrt_stream_create(&s, 0, 0, 0));
+  ASSERT_OK(evrt_stream_delay(s, 100 * MS));
+  ASSERT_OK(evrt_launch_host_func(s, set_done, NULL));
+  uint64_t t0 = now_ns();
+  ASSERT_OK(evrt_stream_destroy(s));
+  ASSERT(now_ns() - t0 < 50 * MS);
+  ASSERT_ST(evrt_stream_query(s), EVRT_ERROR_INVALID_HANDLE);
+  WAIT_UNTIL(atomic_load(&done_flag), 5000);
+  ASSERT(atomic_load(&done_flag));
+}
+
+TEST(query_and_synchronize) {
+  evrt_stream_t s;
+  ASSERT_OK(evrt_stream_create(&s, 0, 0, 0));
+  ASSERT_OK(evrt_stream_query(s));
+  ASSERT_OK(evrt_stream_synchronize(s));
+  ASSERT_OK(evrt_stream_delay(s, 50 * MS));
+  ASSERT_ST(evrt_stream_query(s), EVRT_NOT_READY);
+  ASSERT_OK(evrt_stream_synchronize(s));
+  ASSERT_OK(evrt_stream_query(s));
+  ASSERT_OK(evrt_stream_destroy(s));
+}
+
+TEST(devices_default_streams_and_current_device) {
+  int n = 0, d = -1;
+  ASSERT_OK(evrt_device_count(&n));
+  ASSERT_EQ(n, 3);
+  ASSERT_OK(evrt_get_device(&d));
+  ASSERT_EQ(d, 0);
+  evrt_stream_t d0, d1, d1b, cur;
+  ASSERT_OK(evrt_stream_default(0, &d0));
+  ASSERT_OK(evrt_stream_default(1, &d1));
+  ASSERT_OK(evrt_stream_default(1, &d1b));
+  ASSERT(d0 != d1);
+  ASSERT(d1 == d1b);
+  ASSERT_OK(evrt_set_device(1));
+  ASSERT_OK(evrt_stream_default(-1, &cur));
+  ASSERT(cur == d1);
+  evrt_stream_t s;
+  ASSERT_OK(evrt_stream_create(&s, -1, -1, 0)); /* current device */
+  ASSERT_OK(evrt_stream_get_device(s, &d));
+  ASSERT_EQ(d, 1);
+  int prio = 0;
+  ASSERT_OK(evrt_stream_get_priority(s, &prio));
+  ASSERT_EQ(prio, -1);
+  ASSERT_ST(evrt_set_device(3), EVRT_ERROR_INVALID_DEVICE);
+  ASSERT_OK(evrt_get_device(&d));
+  ASSERT_EQ(d, 1); /* unchanged by the failed call */
+  ASSERT_OK(evrt_set_device(0));
+  ASSERT_OK(evrt_launch_host_func(d1, set_done, NULL));
+  ASSERT_OK(evrt_device_synchronize(1));
+  ASSERT_OK(evrt_stream_query(d1));
+  ASSERT_ST(evrt_device_synchronize(7), EVRT_ERROR_INVALID_DEVICE);
+  uint64_t id1 = 0, id2 = 0;
+  ASSERT_OK(evrt_stream_get_id(s, &id1));
+  ASSERT_OK(evrt_stream_get_id(d0, &id2));
+  ASSERT(id1 != id2 && id1 && id2);
+  ASSERT_OK(evrt_stream_destroy(s));
+}
+
+static void *other_thread_device(void *p) {
+  int d = -1;
+  evrt_get_device(&d);
+  *(int *)p = d;
+  return NULL;
+}
+
+TEST(current_device_is_per_thread) {
+  ASSERT_OK(evrt_set_device(2));
+  int seen = -1;
+  pthread_t t;
+  pthread_create(&t, NULL, other_thread_device, &seen);
+  pthread_join(t, NULL);
+  ASSERT_EQ(seen, 0);
+  int d = -1;
+  ASSERT_OK(evrt_get_device(&d));
+  ASSERT_EQ(d, 2);
+  ASSERT_OK(evrt_set_device(0));
+}
+

@@ -38,7 +38,12 @@ evrt_status_t evrt__stream_new(int device, int priority, bool is_default,
   s->destroyed = false;
   atomic_store_explicit(&s->enq_seq, done, memory_order_relaxed);
   s->run_head = s->run_tail = NULL;
+  /* The waiter list of a drained stream is empty, but a waiter of the
+   * previous incarnation may still look at it (evrt__stream_remove_waiter,
+   * under wlock): initialize it under the same lock. */
+  evrt__spin_lock(&s->wlock);
   s->waiters = NULL;
+  evrt__spin_unlock(&s->wlock);
   atomic_store_explicit(&s->wait_failures, 0, memory_order_relaxed);
   s->device = device;
   s->priority = priority < 0 ? -1 : 0;

@@ -355,18 +355,33 @@ struct launch_item {
   uint64_t stream_id;
 };
 
-static void launch_trampoline(void *p) {
-  struct launch_item *L = p;
+int evrtpy_trampoline_enter(int counted) {
   /* seq_cst with the exit hook: either it sees us in flight, or we see
    * py_exiting and stay away from the interpreter. */
   atomic_fetch_add(&launches_inflight, 1);
   if (atomic_load(&py_exiting)) {
-    /* The interpreter is going away: the references are leaked on
-     * purpose, releasing them would need the GIL. */
     atomic_fetch_sub(&launches_inflight, 1);
-    atomic_fetch_sub(&launches_pending, 1);
-    return;
+    if (counted)
+      atomic_fetch_sub(&launches_pending, 1);
+    return 0;
   }
+  return 1;
+}
+
+void evrtpy_trampoline_leave(int counted) {
+  atomic_fetch_sub(&launches_inflight, 1);
+  if (counted)
+    atomic_fetch_sub(&launches_pending, 1);
+}
+
+void evrtpy_pending_add(long n) { atomic_fetch_add(&launches_pending, n); }
+
+static void launch_trampoline(void *p) {
+  struct launch_item *L = p;
+  /* Interpreter exiting: the references are leaked on purpose, releasing
+   * them would need the GIL. */
+  if (!evrtpy_trampoline_enter(1))
+    return;
   PyGILState_STATE g = PyGILState_Ensure();
   PyObject *r = PyObject_Call(L->fn, L->args, NULL);
   if (r) {
@@ -397,8 +412,7 @@ static void launch_trampoline(void *p) {
   Py_DECREF(L->args);
   PyMem_RawFree(L);
   PyGILState_Release(g);
-  atomic_fetch_sub(&launches_inflight, 1);
-  atomic_fetch_sub(&launches_pending, 1);
+  evrtpy_trampoline_leave(1);
 }
 
 static PyObject *Stream_launch(StreamObject *self, PyObject *args) {

@@ -23,6 +23,16 @@ extern PyObject *evrtpy_NotSupportedError;
  * exception has .code (int) and .name ("EVRT_ERROR_...") attributes. */
 PyObject *evrtpy_raise(evrt_status_t st, const char *call);
 
+/* Python callbacks run by evrt worker threads (or ACL report threads)
+ * bracket their use of the interpreter with these, so that the exit hook can
+ * wait for them.  enter() returns 0 when the interpreter is exiting: the
+ * caller must then not touch Python at all (and not call leave()).
+ * counted: the callback was added to the pending count at enqueue
+ * (evrtpy_pending_add(1)), which the exit hook drains before it returns. */
+int evrtpy_trampoline_enter(int counted);
+void evrtpy_trampoline_leave(int counted);
+void evrtpy_pending_add(long n);
+
 /* Adds the pyACL functions (evrt._evrt._acl_rt) to the module; returns 0 or
  * -1 with an exception set. */
 int evrtpy_acl_init(PyObject *module);

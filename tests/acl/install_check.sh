@@ -1,7 +1,8 @@
 #!/bin/sh
 # Install the build tree into a temporary prefix, compile a sample against
 # the installed acl/acl.h through `pkg-config ascendcl`, run it and check
-# its output.  Usage: install_check.sh <build-dir> <sample.c>
+# its output.  --define-prefix relocates the .pc to the temporary prefix.
+# Usage: install_check.sh <build-dir> <sample.c>
 set -eu
 build=$1
 sample=$2
@@ -13,9 +14,9 @@ cmake --install "$build" --prefix "$tmp/prefix" >"$tmp/install.log" 2>&1 ||
 pc=$(dirname "$(find "$tmp/prefix" -name ascendcl.pc | head -n1)")
 [ -n "$pc" ] || { echo "ascendcl.pc was not installed"; exit 1; }
 export PKG_CONFIG_PATH="$pc"
-cflags=$(pkg-config --cflags ascendcl)
-libs=$(pkg-config --libs ascendcl)
-libdir=$(pkg-config --variable=libdir ascendcl)
+cflags=$(pkg-config --define-prefix --cflags ascendcl)
+libs=$(pkg-config --define-prefix --libs ascendcl)
+libdir=$(pkg-config --define-prefix --variable=libdir ascendcl)
 ${CC:-cc} -std=c11 -Wall -Wextra -Werror $cflags "$sample" -o "$tmp/sample" $libs \
   -lpthread -Wl,-rpath,"$libdir"
 "$tmp/sample" >"$tmp/out.txt"

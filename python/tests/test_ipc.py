@@ -7,6 +7,7 @@ working export skip with that reason.
 import multiprocessing as mp
 import pickle
 import re
+import threading
 import time
 
 import pytest
@@ -75,11 +76,12 @@ def _child(q_in, q_out):
     # Runs in a spawned interpreter: the event arrives pickled (its handle).
     import evrt as ev
     try:
-        e = q_in.get(timeout=30)
-        out = {"imported": e.imported, "device": e.device,
-               "timing": e.enable_timing, "query0": e.query()}
+        e = q_in.get(timeout=60)
+        q_out.put({"imported": e.imported, "device": e.device,
+                   "timing": e.enable_timing, "query0": e.query()})
+        out = {}
         t0 = time.monotonic()
-        e.synchronize()
+        e.synchronize()  # until the parent opens its gate
         out["waited"] = time.monotonic() - t0
         out["query1"] = e.query()
         # A stream of the child waits on the parent's event.
@@ -97,7 +99,8 @@ def _child(q_in, q_out):
             e.elapsed_time(e)
         except ValueError as exc:
             out["elapsed"] = str(exc)
-        # The child records the event; the parent sees it complete later.
+        # The child records the event; the parent sees it pending, then
+        # complete.
         s2 = ev.Stream()
         s2.delay(150)
         e.record(s2)
@@ -116,19 +119,27 @@ def test_two_process_spawn():
     q_in, q_out = ctx.Queue(), ctx.Queue()
     p = ctx.Process(target=_child, args=(q_in, q_out))
     p.start()
+    gate = threading.Event()
+    s = evrt.Stream()
     try:
-        s = evrt.Stream()
-        s.delay(400)
+        # The record stays pending until the child has looked at it: the
+        # stream is held by a callable waiting on the gate (not by a timed
+        # delay, which a slow spawn could outlast).
+        s.launch(gate.wait, 60)
         e.record(s)
         q_in.put(e)  # pickled: the handle travels
+        first = q_out.get(timeout=60)
+        assert "error" not in first, first
+        assert first["imported"] is True
+        assert first["device"] == 0
+        assert first["timing"] is False
+        assert first["query0"] is False  # the parent's record is pending
+        time.sleep(0.1)
+        gate.set()
         out = q_out.get(timeout=60)
         assert "error" not in out, out
-        assert out["imported"] is True
-        assert out["device"] == 0
-        assert out["timing"] is False
-        # The child saw the parent's pending record and waited for it.
-        assert out["query0"] is False
-        assert out["waited"] > 0.05
+        # The child was blocked in synchronize until the gate opened.
+        assert out["waited"] >= 0.05
         assert out["query1"] is True
         assert out["reexport"] != "allowed"
         assert out["elapsed"] == ("Both events must be created with argument "
@@ -139,7 +150,9 @@ def test_two_process_spawn():
         assert q_out.get(timeout=30) == "child-record-done"
         assert e.query() is True
     finally:
+        gate.set()
         p.join(timeout=30)
         if p.is_alive():
             p.kill()
+        s.synchronize()
     assert p.exitcode == 0

@@ -2,10 +2,11 @@
 # Install the build tree into a temporary prefix, compile a sample against
 # the installed acl/acl.h through `pkg-config ascendcl`, run it and check
 # its output.  --define-prefix relocates the .pc to the temporary prefix.
-# Usage: install_check.sh <build-dir> <sample.c>
+# Usage: install_check.sh <build-dir> <sample.c> [extra compiler flags]
 set -eu
 build=$1
 sample=$2
+extra=${3:-}
 command -v pkg-config >/dev/null 2>&1 || { echo "skip: pkg-config not installed"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -17,7 +18,7 @@ export PKG_CONFIG_PATH="$pc"
 cflags=$(pkg-config --define-prefix --cflags ascendcl)
 libs=$(pkg-config --define-prefix --libs ascendcl)
 libdir=$(pkg-config --define-prefix --variable=libdir ascendcl)
-${CC:-cc} -std=c11 -Wall -Wextra -Werror $cflags "$sample" -o "$tmp/sample" $libs \
+${CC:-cc} -std=c11 -Wall -Wextra -Werror $extra $cflags "$sample" -o "$tmp/sample" $libs \
   -lpthread -Wl,-rpath,"$libdir"
 "$tmp/sample" >"$tmp/out.txt"
 cat "$tmp/out.txt"

@@ -136,6 +136,8 @@ static void load(struct model *m, const struct json *events) {
       break;
     }
     case 'X': {
+      if (!isfinite(json_num(e, "ts", 0)) || !isfinite(json_num(e, "dur", 0)))
+        break; /* nowhere to draw it */
       struct slice *s = PUSH(m, slices, nslices, capslices);
       s->lane = lane_of(m, pid, tid);
       s->ts = json_num(e, "ts", 0);
@@ -148,6 +150,8 @@ static void load(struct model *m, const struct json *events) {
     }
     case 'i':
     case 'I': {
+      if (!isfinite(json_num(e, "ts", 0)))
+        break;
       struct mark *k = PUSH(m, marks, nmarks, capmarks);
       k->lane = lane_of(m, pid, tid);
       k->ts = json_num(e, "ts", 0);
@@ -157,6 +161,8 @@ static void load(struct model *m, const struct json *events) {
     case 's':
     case 't':
     case 'f': {
+      if (!isfinite(json_num(e, "ts", 0)))
+        break;
       const struct json *id = json_get(e, "id");
       struct fpoint *f = PUSH(m, fps, nfps, capfps);
       f->id = id && id->type == JSON_NUM ? id->num : 0;
@@ -343,8 +349,10 @@ static void draw(struct model *m, FILE *f, double width, const char *title) {
   fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
              "stroke=\"#444\"/>\n",
           v.x0, TOP - 8, v.x1, TOP - 8);
-  for (double t = ceil(v.t0 / 1000 / step) * step; t <= v.t1 / 1000 + 1e-9;
-       t += step) {
+  /* t from an integer count: adding step to a huge t could stand still */
+  double first = ceil(v.t0 / 1000 / step) * step;
+  for (int i = 0; i < 100 && first + i * step <= v.t1 / 1000 + 1e-9; i++) {
+    double t = first + i * step;
     double x = X(&v, t * 1000);
     fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
                "stroke=\"#e4e4e4\"/>",
@@ -359,8 +367,11 @@ static void draw(struct model *m, FILE *f, double width, const char *title) {
 
   /* Lanes, with their slices and record markers (both sorted by lane, so
    * each lane's run is found by a binary search). */
-  qsort(m->slices, m->nslices, sizeof *m->slices, cmp_slice_lane);
-  qsort(m->marks, m->nmarks, sizeof *m->marks, cmp_mark_lane);
+  /* (qsort wants a valid pointer even for no elements) */
+  if (m->nslices)
+    qsort(m->slices, m->nslices, sizeof *m->slices, cmp_slice_lane);
+  if (m->nmarks)
+    qsort(m->marks, m->nmarks, sizeof *m->marks, cmp_mark_lane);
   for (size_t k = 0; k < m->nlanes; k++) {
     size_t li = order[k];
     struct lane *l = &m->lanes[li];
@@ -439,7 +450,8 @@ static void draw(struct model *m, FILE *f, double width, const char *title) {
   }
 
   /* Arrows along each flow: consecutive points s -> t ... -> f. */
-  qsort(m->fps, m->nfps, sizeof *m->fps, cmp_fp);
+  if (m->nfps)
+    qsort(m->fps, m->nfps, sizeof *m->fps, cmp_fp);
   fputs("<g class=\"flows\" fill=\"none\" stroke=\"#222\" "
         "stroke-opacity=\"0.7\" stroke-width=\"1\">\n",
         f);

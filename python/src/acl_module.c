@@ -480,7 +480,8 @@ static void py_cb_run(void *p) {
   int counted = c->counted; /* c is freed before leave() */
   if (!evrtpy_trampoline_enter(counted))
     return; /* interpreter exiting: leak on purpose, no GIL to be had */
-  PyGILState_STATE g = PyGILState_Ensure();
+  evrtpy_gil_t g;
+  evrtpy_gil_take(&g);
   PyObject *r = PyObject_CallOneArg(c->fn, c->arg);
   if (r)
     Py_DECREF(r);
@@ -489,7 +490,7 @@ static void py_cb_run(void *p) {
   Py_DECREF(c->fn);
   Py_DECREF(c->arg);
   PyMem_RawFree(c);
-  PyGILState_Release(g);
+  evrtpy_gil_drop(&g);
   evrtpy_trampoline_leave(counted);
 }
 
@@ -582,7 +583,8 @@ static PyObject *r_process_report(PyObject *m, PyObject *args) {
   if (!PyArg_ParseTuple(args, "i:process_report", &t))
     return NULL;
   aclError r;
-  /* The callback re-takes the GIL on this thread (PyGILState_Ensure). */
+  /* The callback re-takes the GIL on this thread (PyGILState_Ensure: this
+   * is a Python thread). */
   Py_BEGIN_ALLOW_THREADS
   r = aclrtProcessReport(t);
   Py_END_ALLOW_THREADS

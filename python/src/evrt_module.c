@@ -376,13 +376,36 @@ void evrtpy_trampoline_leave(int counted) {
 
 void evrtpy_pending_add(long n) { atomic_fetch_add(&launches_pending, n); }
 
+static PyInterpreterState *main_interp;
+static _Thread_local PyThreadState *worker_ts;
+
+void evrtpy_gil_take(evrtpy_gil_t *t) {
+  if (!worker_ts && PyGILState_GetThisThreadState() == NULL)
+    worker_ts = PyThreadState_New(main_interp); /* no GIL needed (3.11 docs) */
+  if (worker_ts) {
+    t->gilstate = 0;
+    PyEval_RestoreThread(worker_ts);
+  } else {
+    t->gilstate = 1;
+    t->g = PyGILState_Ensure();
+  }
+}
+
+void evrtpy_gil_drop(evrtpy_gil_t *t) {
+  if (t->gilstate)
+    PyGILState_Release(t->g);
+  else
+    (void)PyEval_SaveThread();
+}
+
 static void launch_trampoline(void *p) {
   struct launch_item *L = p;
   /* Interpreter exiting: the references are leaked on purpose, releasing
    * them would need the GIL. */
   if (!evrtpy_trampoline_enter(1))
     return;
-  PyGILState_STATE g = PyGILState_Ensure();
+  evrtpy_gil_t g;
+  evrtpy_gil_take(&g);
   PyObject *r = PyObject_Call(L->fn, L->args, NULL);
   if (r) {
     Py_DECREF(r);
@@ -411,7 +434,7 @@ static void launch_trampoline(void *p) {
   Py_DECREF(L->fn);
   Py_DECREF(L->args);
   PyMem_RawFree(L);
-  PyGILState_Release(g);
+  evrtpy_gil_drop(&g);
   evrtpy_trampoline_leave(1);
 }
 
@@ -1129,6 +1152,7 @@ PyMODINIT_FUNC PyInit__evrt(void) {
   Py_DECREF(bases);
   if (!evrtpy_NotSupportedError)
     goto fail;
+  main_interp = PyInterpreterState_Get();
   launch_errors = PyList_New(0);
   if (!launch_errors)
     goto fail;

@@ -33,6 +33,17 @@ int evrtpy_trampoline_enter(int counted);
 void evrtpy_trampoline_leave(int counted);
 void evrtpy_pending_add(long n);
 
+/* Take / drop the GIL on a thread that is not running Python (an evrt
+ * worker).  A worker keeps one thread state for its lifetime instead of
+ * creating and deleting one per callback, as PyGILState_Ensure would on a
+ * thread Python does not know; a thread Python knows uses PyGILState. */
+typedef struct evrtpy_gil {
+  int gilstate;
+  PyGILState_STATE g;
+} evrtpy_gil_t;
+void evrtpy_gil_take(evrtpy_gil_t *t);
+void evrtpy_gil_drop(evrtpy_gil_t *t);
+
 /* Adds the pyACL functions (evrt._evrt._acl_rt) to the module; returns 0 or
  * -1 with an exception set. */
 int evrtpy_acl_init(PyObject *module);

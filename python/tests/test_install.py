@@ -71,3 +71,31 @@ def test_uncollected_launch_error_reported_at_exit():
     assert r.returncode == 0, r.stderr
     assert "never synchronized" in r.stderr
     assert "failing_step" in r.stderr
+
+
+def test_ctrl_c_interrupts_synchronize():
+    import signal
+    import time
+    code = ("import evrt, sys\n"
+            "s = evrt.Stream()\n"
+            "s.delay(20000)\n"
+            "e = s.record_event()\n"
+            "print('waiting', flush=True)\n"
+            "try:\n"
+            "    e.synchronize()\n"
+            "except KeyboardInterrupt:\n"
+            "    print('interrupted', flush=True)\n")
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().strip() == "waiting"
+        time.sleep(0.2)
+        t0 = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=10)
+        took = time.monotonic() - t0
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert "interrupted" in out, err
+    assert took < 5.0  # well before the 20 s delay ends

@@ -20,7 +20,10 @@
  * out, sorted, matched (record <-> record item, wait item <-> bind <->
  * resume) and printed.  Nothing is written during the session.
  *
- * Lock order: ctl_lock -> reg_lock -> names_lock.  Hooks take reg_lock only
+ * Lock order: (init.c's init_lock ->) ctl_lock -> reg_lock -> names_lock;
+ * init_lock is held around evrt__trace_init_from_env and evrt__trace_finish
+ * at shutdown, and evrt_trace_start initializes the library before it takes
+ * ctl_lock.  Hooks take reg_lock only
  * to register a new thread (never while busy is raised) and names_lock only
  * in evrt__trace_stream_name.  No core lock is ever taken here.
  */
@@ -919,9 +922,13 @@ void evrt__trace_init_from_env(void) {
   pthread_mutex_lock(&ctl_lock);
   evrt_status_t st = active ? EVRT_SUCCESS : start_locked(path);
   pthread_mutex_unlock(&ctl_lock);
-  if (st != EVRT_SUCCESS)
-    fprintf(stderr, "evrt: EVRT_TRACE=%s: %s\n", path,
+  if (st != EVRT_SUCCESS) {
+    /* said once on stderr; the call that initialized the library succeeds
+     * and must not find this as its "last error" */
+    fprintf(stderr, "evrt: EVRT_TRACE=%s: %s (not tracing)\n", path,
             evrt_last_error_message());
+    evrt_clear_last_error();
+  }
 }
 
 void evrt__trace_finish(void) {

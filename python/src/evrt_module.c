@@ -26,6 +26,7 @@
  */
 #include "evrt_module.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
@@ -378,10 +379,32 @@ void evrtpy_pending_add(long n) { atomic_fetch_add(&launches_pending, n); }
 
 static PyInterpreterState *main_interp;
 static _Thread_local PyThreadState *worker_ts;
+/* Deletes a worker's thread state when the worker exits (the pool retires
+ * idle extra workers), so that states do not pile up. */
+static pthread_key_t worker_ts_key;
+
+static void worker_ts_destructor(void *p) {
+  PyThreadState *ts = p;
+  if (!evrtpy_trampoline_enter(0))
+    return; /* interpreter exiting: finalization frees every state */
+  PyEval_RestoreThread(ts);
+  PyThreadState_Clear(ts);
+  PyThreadState_DeleteCurrent(); /* also releases the GIL */
+  evrtpy_trampoline_leave(0);
+}
 
 void evrtpy_gil_take(evrtpy_gil_t *t) {
-  if (!worker_ts && PyGILState_GetThisThreadState() == NULL)
+  if (!worker_ts && PyGILState_GetThisThreadState() == NULL) {
     worker_ts = PyThreadState_New(main_interp); /* no GIL needed (3.11 docs) */
+    if (worker_ts && pthread_setspecific(worker_ts_key, worker_ts) != 0) {
+      /* Without the destructor the state would leak at thread exit: use
+       * PyGILState for this thread instead. */
+      PyEval_RestoreThread(worker_ts);
+      PyThreadState_Clear(worker_ts);
+      PyThreadState_DeleteCurrent();
+      worker_ts = NULL;
+    }
+  }
   if (worker_ts) {
     t->gilstate = 0;
     PyEval_RestoreThread(worker_ts);
@@ -1153,6 +1176,10 @@ PyMODINIT_FUNC PyInit__evrt(void) {
   if (!evrtpy_NotSupportedError)
     goto fail;
   main_interp = PyInterpreterState_Get();
+  if (pthread_key_create(&worker_ts_key, worker_ts_destructor) != 0) {
+    PyErr_SetString(PyExc_OSError, "pthread_key_create failed");
+    goto fail;
+  }
   launch_errors = PyList_New(0);
   if (!launch_errors)
     goto fail;

@@ -109,3 +109,45 @@ def test_error_paths_do_not_leak():
         except RuntimeError:
             pass
     assert sys.getrefcount(s) == base
+
+
+def _thread_states():
+    import ctypes
+    api = ctypes.pythonapi
+    api.PyInterpreterState_Get.restype = ctypes.c_void_p
+    api.PyInterpreterState_ThreadHead.restype = ctypes.c_void_p
+    api.PyInterpreterState_ThreadHead.argtypes = [ctypes.c_void_p]
+    api.PyThreadState_Next.restype = ctypes.c_void_p
+    api.PyThreadState_Next.argtypes = [ctypes.c_void_p]
+    n, ts = 0, api.PyInterpreterState_ThreadHead(api.PyInterpreterState_Get())
+    while ts:
+        n += 1
+        ts = api.PyThreadState_Next(ts)
+    return n
+
+
+def test_retired_workers_release_their_thread_states():
+    # Callables that block make the pool add extra workers, which retire
+    # after 2 s idle; each had a Python thread state, which must go with it.
+    # (ctypes here only inspects the interpreter; the package uses none.)
+    import os
+    import time
+    streams = [evrt.Stream() for _ in range(6)]
+    counts = []
+    for _ in range(2):
+        for s in streams:
+            s.launch(time.sleep, 0.3)
+        time.sleep(0.15)
+        busy = len(os.listdir("/proc/self/task"))
+        for s in streams:
+            s.synchronize()
+        time.sleep(2.5)
+        counts.append((busy, len(os.listdir("/proc/self/task")),
+                       _thread_states()))
+    (busy0, idle0, ts0), (busy1, idle1, ts1) = counts
+    if busy0 <= idle0:
+        import pytest
+        pytest.skip("the pool added no extra worker: nothing to check")
+    assert ts1 <= ts0, counts
+    # At most one state per live thread.
+    assert ts1 <= idle1, counts

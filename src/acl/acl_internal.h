@@ -84,9 +84,7 @@ extern struct evrt__acl_map *evrt__acl_streams;
 extern unsigned evrt__acl_stream_count[ACL__MAX_DEVICES];
 
 /* Resolve an aclrtStream (NULL = default stream of the current context) to
- * its evrt handle and, if meta is not NULL, its metadata (caller must hold
- * evrt__acl_lock while using *meta: resolve then takes and keeps the lock
- * when locked_meta is true). */
+ * its evrt handle; evrt validates the handle when it is used. */
 aclError evrt__acl_stream(const char *fn, aclrtStream s, evrt_stream_t *h);
 /* Same, returning with evrt__acl_lock held and *meta valid (or NULL for a
  * stream the layer did not create) on success. */

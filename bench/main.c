@@ -78,7 +78,5 @@ int main(int argc, char **argv) {
       rc = 2;
     }
   }
-  if (!bench_json && (bench_met || bench_missed))
-    printf("\n   targets: %d met, %d missed\n", bench_met, bench_missed);
   return rc;
 }

@@ -31,11 +31,19 @@ if [ -z "$JSON" ]; then
   echo "median / min / max over ${EVRT_BENCH_REPS:-7} interleaved repetitions; ratios are evrt / baseline"
 fi
 rc=0
+LOG=$(mktemp "${TMPDIR:-/tmp}/evrt-bench.XXXXXX")
+trap 'rm -f "$LOG"' EXIT INT TERM
 for s in $SEL; do
   if [ "$s" = tracing_off ]; then
     "$TRACE_BIN" $JSON || rc=1
   else
     "$BIN" $JSON "$s" || rc=1
   fi
-done
+done | tee "$LOG"
+if [ -z "$JSON" ]; then
+  met=$(grep -c ': met$' "$LOG")
+  missed=$(grep -c ': MISSED$' "$LOG")
+  echo
+  echo "targets: $met met, $missed missed"
+fi
 exit $rc

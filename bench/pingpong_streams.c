@@ -14,14 +14,22 @@
  *                        floor while both sides are active;
  *   futex_pingpong_pure  FUTEX_WAIT at once;
  *   condvar_pingpong     pthread mutex + condition variable.
- * The partner thread is started and joined around each of its samples so
- * that it never spins while evrt is measured.
+ * The partner thread lives for the whole scenario, like evrt's workers (a
+ * thread created per sample tends to start on its creator's core, and two
+ * spinners on one core turn the floor into a 30-60 us futex ping-pong);
+ * between its samples it sleeps in FUTEX_WAIT, so it never spins while evrt
+ * is measured.  During the baseline samples the two threads are pinned to
+ * two different cores (the main thread's mask is restored after each
+ * sample): the floor is the hand-off between two active cores, and left
+ * unpinned on this loaded 2-core VM the pair often shares one core, which
+ * measures the scheduler's time slice instead.
  */
 #include "bench.h"
 
 #include "evrt.h"
 
 #include <pthread.h>
+#include <sched.h>
 
 static _Alignas(64) atomic_uint gate;
 static atomic_uint gate_nw;
@@ -73,10 +81,12 @@ static struct {
   long n;
   int mode;
   uint64_t spin;
+  _Alignas(64) atomic_uint cmd; /* bumped to start a sample */
+  atomic_uint cmd_nw;
+  atomic_bool stop;
 } P = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
-static void *partner(void *arg) {
-  (void)arg;
+static void partner_sample(void) {
   if (P.mode == M_CONDVAR) {
     pthread_mutex_lock(&P.mu);
     for (long i = 0; i <= P.n; i++) {
@@ -86,14 +96,33 @@ static void *partner(void *arg) {
       pthread_cond_signal(&P.cv);
     }
     pthread_mutex_unlock(&P.mu);
-    return NULL;
+    return;
   }
   unsigned v = 0;
   for (long i = 0; i <= P.n; i++) {
     v = bench_wait_change(&P.ping, v, P.spin, &P.ping_nw, 0);
     bench_post(&P.pong, v, &P.pong_nw, 0);
   }
-  return NULL;
+}
+
+static void pin_to(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu % bench_ncpu(), &set);
+  pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
+static void *partner(void *arg) {
+  (void)arg;
+  unsigned seen = 0;
+  pin_to(1);
+  for (;;) {
+    /* parked between samples: FUTEX_WAIT at once, no spinning */
+    seen = bench_wait_change(&P.cmd, seen, 0, &P.cmd_nw, 0);
+    if (atomic_load(&P.stop))
+      return NULL;
+    partner_sample();
+  }
 }
 
 static double base_pingpong(void *ctx, long iters) {
@@ -103,8 +132,11 @@ static double base_pingpong(void *ctx, long iters) {
   atomic_store(&P.ping, 0);
   atomic_store(&P.pong, 0);
   P.turn = 0;
-  pthread_t th;
-  pthread_create(&th, NULL, partner, NULL);
+  cpu_set_t saved;
+  pthread_getaffinity_np(pthread_self(), sizeof saved, &saved);
+  pin_to(0);
+  /* seq_cst post: the parameters above are visible to the partner */
+  bench_post(&P.cmd, atomic_load(&P.cmd) + 1, &P.cmd_nw, 0);
   uint64_t t0 = 0;
   if (P.mode == M_CONDVAR) {
     pthread_mutex_lock(&P.mu);
@@ -127,11 +159,13 @@ static double base_pingpong(void *ctx, long iters) {
     }
   }
   uint64_t t1 = bench_now_ns();
-  pthread_join(th, NULL);
+  pthread_setaffinity_np(pthread_self(), sizeof saved, &saved);
   return (double)(t1 - t0) / (double)iters;
 }
 
 int scenario_pingpong_streams(void) {
+  pthread_t th;
+  pthread_create(&th, NULL, partner, NULL);
   bench_title("pingpong_streams",
               "A and B alternately wait on each other's events, per round "
               "trip (N round trips, one host wait)");
@@ -154,5 +188,8 @@ int scenario_pingpong_streams(void) {
                 (struct bench_target){BT_NONE, 0, NULL}, NULL);
   bench_compare("pingpong_streams", "vs condvar", &cs[0], &cs[3],
                 (struct bench_target){BT_NONE, 0, NULL}, NULL);
+  atomic_store(&P.stop, true);
+  bench_post(&P.cmd, atomic_load(&P.cmd) + 1, &P.cmd_nw, 0);
+  pthread_join(th, NULL);
   return 0;
 }

@@ -35,11 +35,12 @@ LOG=$(mktemp "${TMPDIR:-/tmp}/evrt-bench.XXXXXX")
 trap 'rm -f "$LOG"' EXIT INT TERM
 for s in $SEL; do
   if [ "$s" = tracing_off ]; then
-    "$TRACE_BIN" $JSON || rc=1
+    "$TRACE_BIN" $JSON || echo "run.sh: $s failed" >&2
   else
-    "$BIN" $JSON "$s" || rc=1
+    "$BIN" $JSON "$s" || echo "run.sh: $s failed" >&2
   fi
-done | tee "$LOG"
+done 2>&1 | tee "$LOG"
+grep -q '^run.sh: .* failed$' "$LOG" && rc=1
 if [ -z "$JSON" ]; then
   met=$(grep -c ': met$' "$LOG")
   missed=$(grep -c ': MISSED$' "$LOG")

@@ -180,10 +180,20 @@ int scenario_pingpong_streams(void) {
        .ctx = (void *)(intptr_t)M_CONDVAR},
   };
   bench_run(cs, 4, "ns");
+  /* The spin-then-futex floor is bimodal on this shared VM: a repetition in
+   * which another process takes a core degrades it into a futex ping-pong
+   * (10-50 us), which would make any evrt figure look "within 2x".  The
+   * target is therefore judged on the fastest repetition of each (both at
+   * their least disturbed); the medians are printed beside it. */
+  bench_compare_values("pingpong_streams", "fastest repetitions",
+                       "evrt pingpong_streams (min)", cs[0].min,
+                       "futex_pingpong (min)", cs[1].min,
+                       (struct bench_target){BT_RATIO_LE, 2.0,
+                                             "<= 2x futex_pingpong "
+                                             "(spin-then-futex)"},
+                       NULL);
   bench_compare("pingpong_streams", NULL, &cs[0], &cs[1],
-                (struct bench_target){BT_RATIO_LE, 2.0,
-                                      "<= 2x futex_pingpong (spin-then-futex)"},
-                NULL);
+                (struct bench_target){BT_NONE, 0, NULL}, NULL);
   bench_compare("pingpong_streams", "vs pure futex", &cs[0], &cs[2],
                 (struct bench_target){BT_NONE, 0, NULL}, NULL);
   bench_compare("pingpong_streams", "vs condvar", &cs[0], &cs[3],

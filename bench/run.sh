@@ -32,15 +32,18 @@ if [ -z "$JSON" ]; then
 fi
 rc=0
 LOG=$(mktemp "${TMPDIR:-/tmp}/evrt-bench.XXXXXX")
-trap 'rm -f "$LOG"' EXIT INT TERM
+trap 'rm -f "$LOG" "$LOG.fail"' EXIT INT TERM
 for s in $SEL; do
   if [ "$s" = tracing_off ]; then
-    "$TRACE_BIN" $JSON || echo "run.sh: $s failed" >&2
+    "$TRACE_BIN" $JSON || echo "$s" >> "$LOG.fail"
   else
-    "$BIN" $JSON "$s" || echo "run.sh: $s failed" >&2
+    "$BIN" $JSON "$s" || echo "$s" >> "$LOG.fail"
   fi
-done 2>&1 | tee "$LOG"
-grep -q '^run.sh: .* failed$' "$LOG" && rc=1
+done | tee "$LOG"
+if [ -s "$LOG.fail" ]; then
+  echo "run.sh: failed: $(tr '\n' ' ' < "$LOG.fail")" >&2
+  rc=1
+fi
 if [ -z "$JSON" ]; then
   met=$(grep -c ': met$' "$LOG")
   missed=$(grep -c ': MISSED$' "$LOG")

@@ -32,14 +32,14 @@ check-tsan: deps
 	cmake -S . -B build-tsan -DEVRT_WERROR=ON -DEVRT_SANITIZE=thread -DEVRT_BUILD_PYTHON=OFF
 	cmake --build build-tsan -j$(JOBS)
 	cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
-	  ctest $(CTEST_FLAGS) -L "core|acl|ipc|stress" -j$(JOBS)
+	  ctest $(CTEST_FLAGS) -L "core|acl|ipc|stress|trace" -j$(JOBS)
 
 check-asan: deps
 	cmake -S . -B build-asan -DEVRT_WERROR=ON -DEVRT_SANITIZE=address -DEVRT_BUILD_PYTHON=OFF
 	cmake --build build-asan -j$(JOBS)
 	cd build-asan && ASAN_OPTIONS="detect_leaks=1:halt_on_error=1" \
 	  UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
-	  ctest $(CTEST_FLAGS) -L "core|acl|ipc|stress" -j$(JOBS)
+	  ctest $(CTEST_FLAGS) -L "core|acl|ipc|stress|trace" -j$(JOBS)
 
 sanitize: check-tsan check-asan
 

@@ -2,7 +2,7 @@
  * event.c - events: generations, record, query, synchronize, stream waits,
  * elapsed time, reset and wait status.
  *
- * Lock order used here: event.lock -> stream.qlock (record and wait enqueue
+ * Lock order used here: event.lock -> stream.plock (record and wait enqueue
  * their item while holding the event lock, so that the generation they
  * publish and the item's seq agree).  Workers take event.lock with no other
  * lock held.
@@ -18,7 +18,6 @@
 
 #include <string.h>
 
-static atomic_uint_least64_t next_event_id;
 
 void evrt__event_lock(struct evrt__event *e) {
   for (unsigned n = 0;; n++) {
@@ -36,7 +35,9 @@ void evrt__event_lock(struct evrt__event *e) {
 }
 
 void evrt__event_unlock(struct evrt__event *e) {
-  atomic_fetch_add_explicit(&e->lock, 1, memory_order_release);
+  /* We hold it: a plain store of the next (even) value releases it. */
+  unsigned v = atomic_load_explicit(&e->lock, memory_order_relaxed);
+  atomic_store_explicit(&e->lock, v + 1, memory_order_release);
 }
 
 /* A consistent snapshot of the latest generation. */
@@ -131,7 +132,11 @@ evrt_status_t evrt_event_create(evrt_event_t *event, unsigned flags) {
   e->imported = false;
   e->nr_waiters = NULL;
   atomic_store_explicit(&e->ipc, NULL, memory_order_relaxed);
-  e->id = atomic_fetch_add_explicit(&next_event_id, 1, memory_order_relaxed) + 1;
+  /* Unique for the life of the process: the live generation and the slot. */
+  e->id = (uint64_t)(atomic_load_explicit(&e->hdr.gen, memory_order_relaxed) +
+                     1u)
+              << 32 |
+          (e->hdr.index + 1);
   evrt__table_publish(&e->hdr);
   *event = (evrt_event_t)evrt__handle_of(&evrt__events, &e->hdr);
   return EVRT_SUCCESS;
@@ -147,7 +152,7 @@ static void resume_list(struct evrt__item *list) {
 }
 
 evrt_status_t evrt_event_destroy(evrt_event_t h) {
-  struct evrt__event *e;
+  struct evrt__event *e = NULL;
   evrt_status_t st = get_event(h, &e);
   if (st)
     return st;
@@ -180,8 +185,8 @@ evrt_status_t evrt_event_destroy(evrt_event_t h) {
 }
 
 evrt_status_t evrt_event_record(evrt_event_t eh, evrt_stream_t sh) {
-  struct evrt__event *e;
-  struct evrt__stream *s;
+  struct evrt__event *e = NULL;
+  struct evrt__stream *s = NULL;
   evrt_status_t st = get_pair(eh, sh, &e, &s);
   if (EVRT_UNLIKELY(st))
     return st;
@@ -273,7 +278,7 @@ evrt_status_t evrt_event_record(evrt_event_t eh, evrt_stream_t sh) {
 }
 
 evrt_status_t evrt_event_query(evrt_event_t h) {
-  struct evrt__event *e;
+  struct evrt__event *e = NULL;
   evrt_status_t st = get_event(h, &e);
   if (EVRT_UNLIKELY(st))
     return st;
@@ -285,7 +290,7 @@ evrt_status_t evrt_event_query(evrt_event_t h) {
 
 evrt_status_t evrt_event_synchronize_timeout(evrt_event_t h,
                                              int64_t timeout_ns) {
-  struct evrt__event *e;
+  struct evrt__event *e = NULL;
   evrt_status_t st = get_event(h, &e);
   if (EVRT_UNLIKELY(st))
     return st;
@@ -315,8 +320,8 @@ evrt_status_t evrt_event_synchronize(evrt_event_t h) {
 
 static evrt_status_t stream_wait(evrt_stream_t sh, evrt_event_t eh,
                                  int64_t timeout_ns) {
-  struct evrt__event *e;
-  struct evrt__stream *s;
+  struct evrt__event *e = NULL;
+  struct evrt__stream *s = NULL;
   evrt_status_t st = get_pair(eh, sh, &e, &s);
   if (EVRT_UNLIKELY(st))
     return st;
@@ -422,7 +427,7 @@ static evrt_status_t timing_of(struct evrt__event *e, const char *which,
 
 evrt_status_t evrt_event_elapsed_time(float *ms, evrt_event_t sh,
                                       evrt_event_t eh) {
-  struct evrt__event *a, *b;
+  struct evrt__event *a = NULL, *b = NULL;
   evrt_status_t st = get_event(sh, &a);
   if (st || (st = get_event(eh, &b)))
     return st;
@@ -452,7 +457,7 @@ evrt_status_t evrt_event_elapsed_time(float *ms, evrt_event_t sh,
 }
 
 evrt_status_t evrt_event_timestamp(evrt_event_t h, uint64_t *ns) {
-  struct evrt__event *e;
+  struct evrt__event *e = NULL;
   evrt_status_t st = get_event(h, &e);
   if (st)
     return st;
@@ -462,8 +467,8 @@ evrt_status_t evrt_event_timestamp(evrt_event_t h, uint64_t *ns) {
 }
 
 evrt_status_t evrt_event_reset(evrt_event_t eh, evrt_stream_t sh) {
-  struct evrt__event *e;
-  struct evrt__stream *s;
+  struct evrt__event *e = NULL;
+  struct evrt__stream *s = NULL;
   evrt_status_t st = get_pair(eh, sh, &e, &s);
   if (st)
     return st;
@@ -498,7 +503,7 @@ evrt_status_t evrt_event_reset(evrt_event_t eh, evrt_stream_t sh) {
 }
 
 evrt_status_t evrt_event_wait_status(evrt_event_t h) {
-  struct evrt__event *e;
+  struct evrt__event *e = NULL;
   evrt_status_t st = get_event(h, &e);
   if (st)
     return st;
@@ -511,7 +516,7 @@ evrt_status_t evrt_event_wait_status(evrt_event_t h) {
 }
 
 evrt_status_t evrt_event_get_info(evrt_event_t h, evrt_event_info_t *info) {
-  struct evrt__event *e;
+  struct evrt__event *e = NULL;
   evrt_status_t st = get_event(h, &e);
   if (st)
     return st;
@@ -546,7 +551,7 @@ evrt_status_t evrt_event_get_info(evrt_event_t h, evrt_event_info_t *info) {
 }
 
 evrt_status_t evrt_event_get_device(evrt_event_t h, int *device) {
-  struct evrt__event *e;
+  struct evrt__event *e = NULL;
   evrt_status_t st = get_event(h, &e);
   if (st)
     return st;
@@ -557,7 +562,7 @@ evrt_status_t evrt_event_get_device(evrt_event_t h, int *device) {
 }
 
 evrt_status_t evrt_event_get_id(evrt_event_t h, uint64_t *id) {
-  struct evrt__event *e;
+  struct evrt__event *e = NULL;
   evrt_status_t st = get_event(h, &e);
   if (st)
     return st;

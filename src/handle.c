@@ -42,7 +42,37 @@ static evrt_status_t grow(struct evrt__table *t, uint32_t index) {
   return st;
 }
 
+/* Per-thread cache of free slots, so that a create/destroy pair on one
+ * thread takes no atomic read-modify-write.  Flushed to the global stack
+ * when the thread exits. */
+#define TCACHE 32
+struct tcache {
+  struct evrt__table *table;
+  uint32_t n;
+  struct evrt__obj *objs[TCACHE];
+};
+static _Thread_local struct tcache tcaches[3];
+static pthread_key_t tcache_key;
+static pthread_once_t tcache_once = PTHREAD_ONCE_INIT;
+
+static void global_push(struct evrt__table *t, struct evrt__obj *o);
+
+static void tcache_flush(void *arg) {
+  (void)arg;
+  for (int i = 0; i < 3; i++) {
+    struct tcache *c = &tcaches[i];
+    while (c->n)
+      global_push(c->table, c->objs[--c->n]);
+  }
+}
+static void tcache_key_make(void) { pthread_key_create(&tcache_key, tcache_flush); }
+
 evrt_status_t evrt__table_alloc(struct evrt__table *t, struct evrt__obj **out) {
+  struct tcache *c = &tcaches[t->tag];
+  if (EVRT_LIKELY(c->n)) {
+    *out = c->objs[--c->n];
+    return EVRT_SUCCESS;
+  }
   struct evrt__obj *o = NULL;
   /* acquire: the popped slot's next_free link was written before its push */
   uint64_t top = atomic_load_explicit(&t->free_top, memory_order_acquire);
@@ -72,19 +102,11 @@ evrt_status_t evrt__table_alloc(struct evrt__table *t, struct evrt__obj **out) {
     }
     o = cand;
   }
-  atomic_fetch_add_explicit(&t->live, 1, memory_order_relaxed);
   *out = o;
   return EVRT_SUCCESS;
 }
 
-void evrt__table_kill(struct evrt__obj *o) {
-  /* release: lookups that still see the live generation see the object as
-   * it was; after this they fail. */
-  atomic_fetch_add_explicit(&o->gen, 1, memory_order_release);
-}
-
-void evrt__table_release(struct evrt__table *t, struct evrt__obj *o) {
-  atomic_fetch_sub_explicit(&t->live, 1, memory_order_relaxed);
+static void global_push(struct evrt__table *t, struct evrt__obj *o) {
   uint64_t top = atomic_load_explicit(&t->free_top, memory_order_relaxed);
   do {
     atomic_store_explicit(&o->next_free, (uint32_t)top, memory_order_relaxed);
@@ -92,4 +114,19 @@ void evrt__table_release(struct evrt__table *t, struct evrt__obj *o) {
   } while (!atomic_compare_exchange_weak_explicit(
       &t->free_top, &top, (((top >> 32) + 1) << 32) | (o->index + 1),
       memory_order_release, memory_order_relaxed));
+}
+
+void evrt__table_release(struct evrt__table *t, struct evrt__obj *o) {
+  struct tcache *c = &tcaches[t->tag];
+  if (EVRT_UNLIKELY(!c->table)) {
+    pthread_once(&tcache_once, tcache_key_make);
+    /* any non-NULL value makes the destructor run at thread exit */
+    pthread_setspecific(tcache_key, c);
+    c->table = t;
+  }
+  if (EVRT_LIKELY(c->n < TCACHE)) {
+    c->objs[c->n++] = o;
+    return;
+  }
+  global_push(t, o);
 }

@@ -4,7 +4,7 @@
  * Lock order (the only nestings that exist; every file that takes two locks
  * repeats the part it uses):
  *
- *     event.lock  ->  stream.qlock  ->  pool.lock
+ *     event.lock  ->  stream.plock  ->  pool.lock
  *     timer.lock  (leaf: nothing is taken while holding it)
  *     stream.wlock (leaf: waiters found under it are resumed after release)
  *
@@ -122,7 +122,6 @@ struct evrt__table {
   /* Treiber stack of free slots: low 32 bits index+1, high 32 an ABA tag. */
   atomic_uint_least64_t free_top;
   atomic_uint next_unused; /* slots never handed out start here */
-  atomic_uint live;
   pthread_mutex_t grow_lock;
 };
 
@@ -132,11 +131,18 @@ evrt_status_t evrt__table_alloc(struct evrt__table *t, struct evrt__obj **obj);
 /* Bump the generation to live (after initializing the object). */
 static inline void evrt__table_publish(struct evrt__obj *o) {
   /* release: a lookup that sees the new generation sees the initialized
-   * object (pairs with the acquire in evrt__table_lookup) */
-  atomic_fetch_add_explicit(&o->gen, 1, memory_order_release);
+   * object (pairs with the acquire in evrt__table_lookup).  A plain store:
+   * only the allocating thread writes the generation of a fresh slot. */
+  unsigned g = atomic_load_explicit(&o->gen, memory_order_relaxed);
+  atomic_store_explicit(&o->gen, g + 1, memory_order_release);
 }
-/* Bump the generation to dead: handles fail from now on. */
-void evrt__table_kill(struct evrt__obj *o);
+/* Bump the generation to dead: handles fail from now on.  The caller holds
+ * the object's lock and checked the handle under it, so it is the only
+ * writer of the generation. */
+static inline void evrt__table_kill(struct evrt__obj *o) {
+  unsigned g = atomic_load_explicit(&o->gen, memory_order_relaxed);
+  atomic_store_explicit(&o->gen, g + 1, memory_order_release);
+}
 /* Return a dead slot to the free stack. */
 void evrt__table_release(struct evrt__table *t, struct evrt__obj *o);
 static inline uintptr_t evrt__handle_of(const struct evrt__table *t,
@@ -184,7 +190,8 @@ enum evrt__dep_kind {
 };
 
 struct evrt__item {
-  struct evrt__item *next;
+  _Atomic(struct evrt__item *) qnext; /* stream queue link (see stream) */
+  struct evrt__item *next;            /* recycle lists */
   uint64_t seq;       /* position in its stream (1-based) */
   uint8_t kind;       /* enum evrt__item_kind */
   uint8_t phase;      /* per-kind progress (delay armed, wait registered) */
@@ -192,6 +199,7 @@ struct evrt__item {
   uint8_t failed;     /* wait ended by timeout or peer loss */
   int32_t timer_idx;  /* index in the timer heap, -1 if not armed */
   uint64_t deadline;  /* delay / wait-timeout deadline (ns), 0 none */
+  uint64_t t_start;   /* when the worker first reached it (traces), 0 */
   struct evrt__stream *owner;
   char label[24];
   union {
@@ -217,26 +225,39 @@ enum evrt__sched_state {
   EVRT__S_IDLE = 0, /* no work, not in the run queue */
   EVRT__S_QUEUED,   /* in the run queue */
   EVRT__S_RUNNING,  /* a worker owns it */
-  EVRT__S_PARKED    /* head item waits (dependency, delay) */
+  EVRT__S_PARKED,   /* head item waits (dependency, delay) */
+  EVRT__S_DEAD      /* destroyed and drained: being freed */
 };
 
+/*
+ * A stream's queue is a singly linked list with a stub node.  Producers link
+ * at the tail under plock (a lock among producers only: the worker never
+ * takes it); the worker that owns the stream follows head->qnext without any
+ * lock.  Ownership moves with the state word: a producer that finds the
+ * stream IDLE CASes it to QUEUED and pushes it to the run queue; the worker
+ * gives it up by storing IDLE or PARKED and then re-checking (see exec.c).
+ */
 struct evrt__stream {
   struct evrt__obj hdr;
-  /* --- producer side, under qlock */
-  pthread_mutex_t qlock;
-  struct evrt__item *q_head, *q_tail; /* enqueued, not yet taken */
-  struct evrt__item *free_items;      /* recycled items */
-  uint32_t n_free;
-  int state;          /* enum evrt__sched_state */
-  bool resume_pending; /* a resume arrived while a worker was parking it */
-  bool destroyed;
-  /* Written under qlock; read without it (release/acquire) by record's fast
-   * path to decide whether the stream is idle. */
+  /* --- producers, under plock */
+  evrt__spin_t plock;
+  struct evrt__item *tail;  /* last linked item, or &stub */
+  struct evrt__item *pfree; /* recycled items ready for reuse */
+  /* Stored seq_cst after linking (Dekker pair with the worker going idle,
+   * which stores the state and then reads it); read with acquire by
+   * record's idle check. */
   atomic_uint_least64_t enq_seq;
-  /* --- consumer side, owned by the worker running the stream */
-  struct evrt__item *run_head, *run_tail;
-  struct evrt__item *done_items;
-  uint32_t n_done;
+  /* Finished items handed back by the worker, taken whole by a producer. */
+  _Atomic(struct evrt__item *) returned;
+  /* --- scheduling */
+  atomic_int state;           /* enum evrt__sched_state */
+  atomic_bool resume_pending; /* a resume arrived while it was not parked */
+  atomic_bool destroyed;
+  /* --- the worker that owns the stream */
+  struct evrt__item *head; /* last consumed item (or &stub) */
+  struct evrt__item *done_local;
+  struct evrt__item *done_local_tail;
+  uint32_t n_done_local;
   /* --- completion */
   atomic_uint_least64_t done_seq; /* low half doubles as the futex word */
   atomic_uint nwait; /* host waiters (low 16 bits) + stream waiters << 16 */
@@ -250,6 +271,7 @@ struct evrt__stream {
   uint64_t id;
   char name[64];
   struct evrt__stream *rq_next; /* run-queue link (pool.lock) */
+  struct evrt__item stub;
 };
 
 extern struct evrt__table evrt__streams;
@@ -273,7 +295,8 @@ evrt_status_t evrt__stream_new(int device, int priority, bool is_default,
 /* Allocate an item for s (from its recycle list or malloc) or NULL. */
 struct evrt__item *evrt__item_new(struct evrt__stream *s);
 void evrt__item_discard(struct evrt__stream *s, struct evrt__item *it);
-/* Append a filled item; assigns it->seq.  Never fails. */
+/* Append a filled item; assigns it->seq and schedules the stream.  Never
+ * fails. */
 uint64_t evrt__stream_push(struct evrt__stream *s, struct evrt__item *it);
 /* Free a drained, destroyed stream (called by the worker). */
 void evrt__stream_free(struct evrt__stream *s);
@@ -338,10 +361,18 @@ void evrt__event_resource_give(int device);
 /* src/cpu/pool.c */
 evrt_status_t evrt__pool_init(void);
 void evrt__pool_shutdown(void);
-/* Make a stream runnable (caller holds s->qlock and set state QUEUED). */
-void evrt__pool_push_locked(struct evrt__stream *s);
+/* Put a stream the caller owns (just CASed to QUEUED) in the run queue. */
+void evrt__pool_push(struct evrt__stream *s);
+void evrt__pool_push_many(struct evrt__stream **v, int n);
+bool evrt__pool_push_local(struct evrt__stream *s);
+void evrt__pool_flush_local(void);
+/* Make a parked stream QUEUED (true: the caller now owns it and must push
+ * it); otherwise note the resume for its owner. */
+bool evrt__stream_try_queue(struct evrt__stream *s);
 int evrt__pool_nworkers(void);
 bool evrt__pool_has_ready(void);
+bool evrt__pool_spin_enter(void);
+void evrt__pool_spin_leave(void);
 /* src/cpu/exec.c: run a stream's items until it idles, parks or yields. */
 void evrt__exec_stream(struct evrt__stream *s);
 /* Resume a parked stream (any thread, no lock held). */

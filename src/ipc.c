@@ -659,7 +659,7 @@ static evrt_status_t get_ipc_event(evrt_event_t h, struct evrt__event **out) {
 
 evrt_status_t evrt_event_ipc_handle(evrt_event_t h,
                                     evrt_ipc_event_handle_t *handle) {
-  struct evrt__event *e;
+  struct evrt__event *e = NULL;
   evrt_status_t st = get_ipc_event(h, &e);
   if (st)
     return st;

@@ -1,13 +1,16 @@
 /*
  * stream.c - the stream API and the producer side of a stream's queue.
  *
- * Lock order used here: stream.qlock -> pool.lock (evrt__pool_push_locked).
+ * Lock order used here: stream.plock -> pool.lock (never nested in fact:
+ * the stream is scheduled after plock is released).
  *
- * Enqueue assigns the item's seq and links it under qlock, so seq order is
- * queue order even with several producer threads; enq_seq is stored with
- * release under the lock and read with acquire without it (record's idle
- * check), which is safe because a concurrent enqueue is unordered with the
- * reader anyway.
+ * Enqueue assigns the item's seq and links it at the tail under plock (a
+ * lock among producers only), so seq order is queue order even with several
+ * producer threads.  enq_seq is stored seq_cst after the link; then the
+ * producer reads the state (seq_cst) and, if the stream is IDLE, CASes it to
+ * QUEUED and pushes it to the run queue.  The worker going idle stores IDLE
+ * and then re-reads enq_seq (exec.c): one of the two always sees the other,
+ * so no item is ever left behind in an idle stream.
  */
 #include "internal.h"
 
@@ -16,8 +19,6 @@
 _Thread_local struct evrt__stream *evrt__tls_stream;
 _Thread_local uint64_t evrt__tls_seq;
 static atomic_uint_least64_t next_stream_id;
-
-#define EVRT__MAX_FREE_ITEMS 64
 
 evrt_status_t evrt__stream_new(int device, int priority, bool is_default,
                                struct evrt__stream **out) {
@@ -29,15 +30,16 @@ evrt_status_t evrt__stream_new(int device, int priority, bool is_default,
   /* A recycled slot keeps enq_seq/done_seq: they only grow, so generations
    * recorded on an earlier incarnation stay complete. */
   uint64_t done = atomic_load_explicit(&s->done_seq, memory_order_relaxed);
-  if (!s->id) { /* first use of the slot */
-    pthread_mutex_init(&s->qlock, NULL);
-  }
-  s->q_head = s->q_tail = NULL;
-  s->state = EVRT__S_IDLE;
-  s->resume_pending = false;
-  s->destroyed = false;
+  atomic_store_explicit(&s->stub.qnext, NULL, memory_order_relaxed);
+  s->head = s->tail = &s->stub;
+  s->pfree = NULL;
+  atomic_store_explicit(&s->returned, NULL, memory_order_relaxed);
+  atomic_store_explicit(&s->state, EVRT__S_IDLE, memory_order_relaxed);
+  atomic_store_explicit(&s->resume_pending, false, memory_order_relaxed);
+  atomic_store_explicit(&s->destroyed, false, memory_order_relaxed);
   atomic_store_explicit(&s->enq_seq, done, memory_order_relaxed);
-  s->run_head = s->run_tail = NULL;
+  s->done_local = s->done_local_tail = NULL;
+  s->n_done_local = 0;
   /* The waiter list of a drained stream is empty, but a waiter of the
    * previous incarnation may still look at it (evrt__stream_remove_waiter,
    * under wlock): initialize it under the same lock. */
@@ -58,105 +60,132 @@ evrt_status_t evrt__stream_new(int device, int priority, bool is_default,
   return EVRT_SUCCESS;
 }
 
+static void free_list(struct evrt__item *it) {
+  while (it) {
+    struct evrt__item *next = it->next;
+    evrt__free(it);
+    it = next;
+  }
+}
+
 void evrt__stream_free(struct evrt__stream *s) {
-  struct evrt__item *it, *next;
-  pthread_mutex_lock(&s->qlock);
-  for (it = s->free_items; it; it = next) {
-    next = it->next;
-    evrt__free(it);
-  }
-  s->free_items = NULL;
-  s->n_free = 0;
-  pthread_mutex_unlock(&s->qlock);
-  for (it = s->done_items; it; it = next) {
-    next = it->next;
-    evrt__free(it);
-  }
-  s->done_items = NULL;
-  s->n_done = 0;
+  /* The caller won the CAS to DEAD: nobody runs or schedules the stream. */
+  if (s->head != &s->stub)
+    evrt__free(s->head);
+  s->head = &s->stub;
+  evrt__spin_lock(&s->plock);
+  free_list(s->pfree);
+  s->pfree = NULL;
+  s->tail = &s->stub;
+  evrt__spin_unlock(&s->plock);
+  free_list(atomic_exchange_explicit(&s->returned, NULL, memory_order_acquire));
+  free_list(s->done_local);
+  s->done_local = s->done_local_tail = NULL;
+  s->n_done_local = 0;
   evrt__table_release(&evrt__streams, &s->hdr);
 }
 
-struct evrt__item *evrt__item_new(struct evrt__stream *s) {
-  struct evrt__item *it = NULL;
-  pthread_mutex_lock(&s->qlock);
-  if (s->free_items) {
-    it = s->free_items;
-    s->free_items = it->next;
-    s->n_free--;
+/* Caller holds plock: a recycled item, or NULL. */
+static struct evrt__item *pop_free_locked(struct evrt__stream *s) {
+  struct evrt__item *it = s->pfree;
+  if (!it) {
+    /* acquire: the worker wrote the items' links before handing them over */
+    it = atomic_exchange_explicit(&s->returned, NULL, memory_order_acquire);
+    if (!it)
+      return NULL;
   }
-  pthread_mutex_unlock(&s->qlock);
+  s->pfree = it->next;
+  return it;
+}
+
+static void init_item(struct evrt__stream *s, struct evrt__item *it) {
+  it->next = NULL;
+  it->phase = 0;
+  it->failed = 0;
+  it->dep_kind = 0;
+  it->timer_idx = -1;
+  it->deadline = 0;
+  it->t_start = 0;
+  it->owner = s;
+  it->label[0] = 0;
+}
+
+struct evrt__item *evrt__item_new(struct evrt__stream *s) {
+  evrt__spin_lock(&s->plock);
+  struct evrt__item *it = pop_free_locked(s);
+  evrt__spin_unlock(&s->plock);
   if (!it)
     it = evrt__malloc(sizeof *it);
-  if (it) {
-    it->next = NULL;
-    it->phase = 0;
-    it->failed = 0;
-    it->timer_idx = -1;
-    it->deadline = 0;
-    it->owner = s;
-    it->label[0] = 0;
-  }
+  if (it)
+    init_item(s, it);
   return it;
 }
 
 void evrt__item_discard(struct evrt__stream *s, struct evrt__item *it) {
-  pthread_mutex_lock(&s->qlock);
-  if (s->n_free < EVRT__MAX_FREE_ITEMS) {
-    it->next = s->free_items;
-    s->free_items = it;
-    s->n_free++;
-    it = NULL;
-  }
-  pthread_mutex_unlock(&s->qlock);
-  evrt__free(it);
+  evrt__spin_lock(&s->plock);
+  it->next = s->pfree;
+  s->pfree = it;
+  evrt__spin_unlock(&s->plock);
 }
 
-uint64_t evrt__stream_push(struct evrt__stream *s, struct evrt__item *it) {
-  it->next = NULL;
-  pthread_mutex_lock(&s->qlock);
-  uint64_t seq =
-      atomic_load_explicit(&s->enq_seq, memory_order_relaxed) + 1;
+/* Caller holds plock: give it the next seq and link it. */
+static uint64_t link_locked(struct evrt__stream *s, struct evrt__item *it) {
+  atomic_store_explicit(&it->qnext, NULL, memory_order_relaxed);
+  uint64_t seq = atomic_load_explicit(&s->enq_seq, memory_order_relaxed) + 1;
   it->seq = seq;
-  if (s->q_tail)
-    s->q_tail->next = it;
-  else
-    s->q_head = it;
-  s->q_tail = it;
-  /* release: record's idle check that reads this seq also sees the item */
-  atomic_store_explicit(&s->enq_seq, seq, memory_order_release);
-  if (s->state == EVRT__S_IDLE) {
-    s->state = EVRT__S_QUEUED;
-    evrt__pool_push_locked(s);
-  }
-  pthread_mutex_unlock(&s->qlock);
+  /* release: the worker that reads the link sees the filled item */
+  atomic_store_explicit(&s->tail->qnext, it, memory_order_release);
+  s->tail = it;
+  /* seq_cst: the Dekker pair with the worker going idle (top of file) */
+  atomic_store_explicit(&s->enq_seq, seq, memory_order_seq_cst);
   return seq;
 }
 
-/* Allocate, fill and push in one qlock round trip (the hot path of host
+/* After linking, with plock released: make an idle stream runnable. */
+static void schedule(struct evrt__stream *s) {
+  int idle = EVRT__S_IDLE;
+  if (atomic_load_explicit(&s->state, memory_order_seq_cst) == EVRT__S_IDLE &&
+      atomic_compare_exchange_strong_explicit(&s->state, &idle, EVRT__S_QUEUED,
+                                              memory_order_acq_rel,
+                                              memory_order_relaxed))
+    evrt__pool_push(s);
+}
+
+uint64_t evrt__stream_push(struct evrt__stream *s, struct evrt__item *it) {
+  evrt__spin_lock(&s->plock);
+  uint64_t seq = link_locked(s, it);
+  evrt__spin_unlock(&s->plock);
+  schedule(s);
+  return seq;
+}
+
+/* Allocate, fill and push in one plock round trip (the hot path of host
  * functions). */
 static evrt_status_t enqueue(struct evrt__stream *s, const struct evrt__item *tmpl,
                              const char *label) {
-  struct evrt__item *it = NULL;
-  pthread_mutex_lock(&s->qlock);
-  if (s->free_items) {
-    it = s->free_items;
-    s->free_items = it->next;
-    s->n_free--;
+  evrt__spin_lock(&s->plock);
+  struct evrt__item *it = pop_free_locked(s);
+  if (EVRT_UNLIKELY(!it)) {
+    /* Allocate outside the lock; the recycle lists were empty anyway. */
+    evrt__spin_unlock(&s->plock);
+    if (!(it = evrt__malloc(sizeof *it)))
+      return evrt__fail(EVRT_ERROR_OUT_OF_MEMORY,
+                        "cannot allocate a work item");
+    evrt__spin_lock(&s->plock);
   }
-  pthread_mutex_unlock(&s->qlock);
-  if (!it && !(it = evrt__malloc(sizeof *it)))
-    return evrt__fail(EVRT_ERROR_OUT_OF_MEMORY, "cannot allocate a work item");
   *it = *tmpl;
   it->owner = s;
   it->timer_idx = -1;
+  it->t_start = 0;
   if (label) {
     strncpy(it->label, label, sizeof it->label - 1);
     it->label[sizeof it->label - 1] = 0;
   } else {
     it->label[0] = 0;
   }
-  evrt__stream_push(s, it);
+  link_locked(s, it);
+  evrt__spin_unlock(&s->plock);
+  schedule(s);
   return EVRT_SUCCESS;
 }
 
@@ -187,7 +216,7 @@ evrt_status_t evrt_stream_create(evrt_stream_t *stream, int device,
   if (device < 0 || device >= evrt__ndevices)
     return evrt__fail(EVRT_ERROR_INVALID_DEVICE, "device %d out of range (%d)",
                       device, evrt__ndevices);
-  struct evrt__stream *s;
+  struct evrt__stream *s = NULL;
   st = evrt__stream_new(device, priority, false, &s);
   if (st)
     return st;
@@ -197,7 +226,7 @@ evrt_status_t evrt_stream_create(evrt_stream_t *stream, int device,
 }
 
 evrt_status_t evrt_stream_destroy(evrt_stream_t h) {
-  struct evrt__stream *s;
+  struct evrt__stream *s = NULL;
   evrt_status_t st = get_stream(h, &s);
   if (st)
     return st;
@@ -205,28 +234,30 @@ evrt_status_t evrt_stream_destroy(evrt_stream_t h) {
     return evrt__fail(EVRT_ERROR_NOT_PERMITTED,
                       "the default stream of device %d cannot be destroyed",
                       s->device);
-  bool free_now = false;
-  pthread_mutex_lock(&s->qlock);
+  evrt__spin_lock(&s->plock);
   /* Check the generation again under the lock: two racing destroys of the
    * same handle must not both succeed. */
   if ((uintptr_t)evrt__stream_handle(s) != (uintptr_t)h) {
-    pthread_mutex_unlock(&s->qlock);
+    evrt__spin_unlock(&s->plock);
     return evrt__fail(EVRT_ERROR_INVALID_HANDLE, "stream %p already destroyed",
                       (void *)h);
   }
   evrt__table_kill(&s->hdr);
-  s->destroyed = true;
-  /* Idle means no queued items and no worker: the slot can go now.
-   * Otherwise the worker that drains it frees it (exec.c). */
-  free_now = s->state == EVRT__S_IDLE;
-  pthread_mutex_unlock(&s->qlock);
-  if (free_now)
+  evrt__spin_unlock(&s->plock);
+  /* seq_cst: the Dekker pair with the worker going idle, which stores IDLE
+   * and then reads `destroyed`.  Whoever wins the CAS to DEAD frees it;
+   * otherwise the worker that drains it does (exec.c). */
+  atomic_store_explicit(&s->destroyed, true, memory_order_seq_cst);
+  int idle = EVRT__S_IDLE;
+  if (atomic_compare_exchange_strong_explicit(&s->state, &idle, EVRT__S_DEAD,
+                                              memory_order_acq_rel,
+                                              memory_order_relaxed))
     evrt__stream_free(s);
   return EVRT_SUCCESS;
 }
 
 evrt_status_t evrt_stream_query(evrt_stream_t h) {
-  struct evrt__stream *s;
+  struct evrt__stream *s = NULL;
   evrt_status_t st = get_stream(h, &s);
   if (st)
     return st;
@@ -236,7 +267,7 @@ evrt_status_t evrt_stream_query(evrt_stream_t h) {
 
 evrt_status_t evrt_stream_synchronize_timeout(evrt_stream_t h,
                                               int64_t timeout_ns) {
-  struct evrt__stream *s;
+  struct evrt__stream *s = NULL;
   evrt_status_t st = get_stream(h, &s);
   if (st)
     return st;
@@ -262,7 +293,7 @@ evrt_status_t evrt_stream_synchronize(evrt_stream_t h) {
 }
 
 evrt_status_t evrt_stream_get_device(evrt_stream_t h, int *device) {
-  struct evrt__stream *s;
+  struct evrt__stream *s = NULL;
   evrt_status_t st = get_stream(h, &s);
   if (st)
     return st;
@@ -273,7 +304,7 @@ evrt_status_t evrt_stream_get_device(evrt_stream_t h, int *device) {
 }
 
 evrt_status_t evrt_stream_get_priority(evrt_stream_t h, int *priority) {
-  struct evrt__stream *s;
+  struct evrt__stream *s = NULL;
   evrt_status_t st = get_stream(h, &s);
   if (st)
     return st;
@@ -284,7 +315,7 @@ evrt_status_t evrt_stream_get_priority(evrt_stream_t h, int *priority) {
 }
 
 evrt_status_t evrt_stream_get_id(evrt_stream_t h, uint64_t *id) {
-  struct evrt__stream *s;
+  struct evrt__stream *s = NULL;
   evrt_status_t st = get_stream(h, &s);
   if (st)
     return st;
@@ -295,24 +326,24 @@ evrt_status_t evrt_stream_get_id(evrt_stream_t h, uint64_t *id) {
 }
 
 evrt_status_t evrt_stream_set_name(evrt_stream_t h, const char *name) {
-  struct evrt__stream *s;
+  struct evrt__stream *s = NULL;
   evrt_status_t st = get_stream(h, &s);
   if (st)
     return st;
   if (!name)
     return evrt__fail(EVRT_ERROR_INVALID_VALUE, "name is NULL");
-  pthread_mutex_lock(&s->qlock);
+  evrt__spin_lock(&s->plock);
   strncpy(s->name, name, sizeof s->name - 1);
   s->name[sizeof s->name - 1] = 0;
-  pthread_mutex_unlock(&s->qlock);
-  if (EVRT_TRACING())
-    evrt__trace_stream_name(s->device, s->id, name);
+  evrt__spin_unlock(&s->plock);
+  /* Always: the trace writer remembers names given before tracing starts. */
+  evrt__trace_stream_name(s->device, s->id, name);
   return EVRT_SUCCESS;
 }
 
 evrt_status_t evrt_launch_host_func_labeled(evrt_stream_t h, evrt_host_fn fn,
                                             void *user, const char *label) {
-  struct evrt__stream *s;
+  struct evrt__stream *s = NULL;
   evrt_status_t st = get_stream(h, &s);
   if (EVRT_UNLIKELY(st))
     return st;
@@ -334,7 +365,7 @@ evrt_status_t evrt_launch_host_func(evrt_stream_t h, evrt_host_fn fn,
 
 static evrt_status_t mem_item(evrt_stream_t h, int kind, void *dst,
                               const void *src, int value, size_t n) {
-  struct evrt__stream *s;
+  struct evrt__stream *s = NULL;
   evrt_status_t st = get_stream(h, &s);
   if (st)
     return st;
@@ -363,7 +394,7 @@ evrt_status_t evrt_memset_async(evrt_stream_t h, void *dst, int value,
 }
 
 evrt_status_t evrt_stream_delay(evrt_stream_t h, uint64_t delay_ns) {
-  struct evrt__stream *s;
+  struct evrt__stream *s = NULL;
   evrt_status_t st = get_stream(h, &s);
   if (st)
     return st;
@@ -375,7 +406,7 @@ evrt_status_t evrt_stream_delay(evrt_stream_t h, uint64_t delay_ns) {
 }
 
 evrt_status_t evrt_stream_wait_failures(evrt_stream_t h, uint64_t *count) {
-  struct evrt__stream *s;
+  struct evrt__stream *s = NULL;
   evrt_status_t st = get_stream(h, &s);
   if (st)
     return st;

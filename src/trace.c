@@ -763,17 +763,8 @@ static bool prepare(struct writer *w) {
         w->shown_start[pos] = from;
     }
   }
-  /* A delay parks its stream and the hook gets the time of the worker's
-   * last look at it (after the timer fired).  It began when the stream
-   * reached it: the end of the previous item, if the stream had one in this
-   * session (docs/trace.md: an approximation until the core passes the
-   * time an item first started). */
-  for (size_t pos = 1; pos < w->nslices; pos++) {
-    struct entry *d = w->slices[pos], *prev = w->slices[pos - 1];
-    if (d->kind == EVRT__ITEM_DELAY && prev->device == d->device &&
-        prev->stream == d->stream && prev->t1 < d->t0)
-      w->shown_start[pos] = prev->t1;
-  }
+  /* (Delays need no fix-up: the core passes the time the worker first
+   * reached an item, even when it parked and was resumed.) */
   return true;
 }
 

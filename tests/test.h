@@ -8,7 +8,9 @@
 #ifndef EVRT_TEST_H
 #define EVRT_TEST_H
 
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <evrt.h>
 
 #include <inttypes.h>

@@ -1,65 +1,63 @@
 /*
- * exec.c - a worker runs one stream: takes its queued items, executes them
- * in order, publishes completion, and parks the stream (not the thread) when
+ * exec.c - a worker runs one stream: follows its queue, executes items in
+ * order, publishes completion, and parks the stream (not the thread) when
  * the head item must wait.
  *
- * Lock order used here: stream.qlock -> pool.lock (requeue for fairness).
- * Event locks are taken by the event helpers with no other lock held; host
- * functions run with no lock held.
+ * Locks: none of its own.  Event locks are taken by the event helpers with
+ * no other lock held; host functions run with no lock held.
  *
- * A parked stream is resumed by whoever satisfies it (a completing stream,
- * the timer, a record).  A resume that arrives while the worker is still
- * parking it sets resume_pending, and the worker goes on instead of parking:
- * a resume is never lost, and a spurious one only re-evaluates the head.
+ * Ownership.  The worker owns a stream from the moment it pops it from the
+ * run queue until it stores IDLE, PARKED or QUEUED into its state; before
+ * that it hands its finished items back (flush_done), since the next owner
+ * may be another worker.  Going idle is the Dekker pair with producers:
+ * store IDLE (seq_cst), re-read enq_seq (seq_cst); if an item arrived, CAS
+ * IDLE -> RUNNING and go on (or, if the CAS fails, a producer queued the
+ * stream and another worker will run it).  Parking is the same pair with
+ * resumers: store PARKED (seq_cst), then exchange resume_pending; a resumer
+ * sets resume_pending (seq_cst) and then CASes PARKED -> QUEUED.  A resume
+ * is never lost, and a spurious one only re-evaluates the head item.
  */
 #include "internal.h"
 
 #include <string.h>
 
-
 #define EVRT__FAIRNESS_BUDGET 1024
-#define EVRT__MAX_FREE_ITEMS 64
+#define EVRT__RETURN_BATCH 32
 
-/* Caller holds qlock: move queued items to the run list and give finished
- * items back to the recycle list. */
-static void take_locked(struct evrt__stream *s) {
-  if (s->q_head) {
-    if (s->run_tail)
-      s->run_tail->next = s->q_head;
-    else
-      s->run_head = s->q_head;
-    s->run_tail = s->q_tail;
-    s->q_head = s->q_tail = NULL;
+/* Hand finished items back to producers, or free them when producers have
+ * a batch they have not taken yet (bounds the memory a burst leaves). */
+static void flush_done(struct evrt__stream *s) {
+  struct evrt__item *batch = s->done_local;
+  if (!batch)
+    return;
+  s->done_local = s->done_local_tail = NULL;
+  s->n_done_local = 0;
+  /* Only the owning worker stores into `returned`; producers only take it
+   * whole.  So a NULL seen here stays NULL until our store. */
+  if (atomic_load_explicit(&s->returned, memory_order_acquire) == NULL) {
+    /* release: producers see the links of the batch */
+    atomic_store_explicit(&s->returned, batch, memory_order_release);
+    return;
   }
-  while (s->done_items && s->n_free < EVRT__MAX_FREE_ITEMS) {
-    struct evrt__item *it = s->done_items;
-    s->done_items = it->next;
-    s->n_done--;
-    it->next = s->free_items;
-    s->free_items = it;
-    s->n_free++;
+  while (batch) {
+    struct evrt__item *next = batch->next;
+    evrt__free(batch);
+    batch = next;
   }
 }
 
-static void trim_done(struct evrt__stream *s) {
-  /* Items beyond the recycle cap go back to malloc, outside qlock. */
-  while (s->n_done > EVRT__MAX_FREE_ITEMS) {
-    struct evrt__item *it = s->done_items;
-    s->done_items = it->next;
-    s->n_done--;
-    evrt__free(it);
-  }
+bool evrt__stream_try_queue(struct evrt__stream *s) {
+  atomic_store_explicit(&s->resume_pending, true, memory_order_seq_cst);
+  int parked = EVRT__S_PARKED;
+  return atomic_compare_exchange_strong_explicit(&s->state, &parked,
+                                                 EVRT__S_QUEUED,
+                                                 memory_order_seq_cst,
+                                                 memory_order_relaxed);
 }
 
 void evrt__stream_resume(struct evrt__stream *s) {
-  pthread_mutex_lock(&s->qlock);
-  if (s->state == EVRT__S_PARKED) {
-    s->state = EVRT__S_QUEUED;
-    evrt__pool_push_locked(s);
-  } else if (s->state == EVRT__S_RUNNING) {
-    s->resume_pending = true;
-  }
-  pthread_mutex_unlock(&s->qlock);
+  if (evrt__stream_try_queue(s) && !evrt__pool_push_local(s))
+    evrt__pool_push(s);
 }
 
 /* Wait item at the head: true when the stream may pass it. */
@@ -98,9 +96,11 @@ static bool run_wait(struct evrt__stream *s, struct evrt__item *it) {
         ok = true;
       } else {
         it->phase = 1;
-        if (it->deadline && it->timer_idx < 0 &&
-            evrt__timer_arm(it) != EVRT_SUCCESS)
-          it->deadline = 0;
+        if (it->deadline && !it->failed) {
+          /* (re)arm: harmless if still armed, evrt__timer_arm checks */
+          if (evrt__timer_arm(it) != EVRT_SUCCESS)
+            it->deadline = 0;
+        }
       }
     }
   } else {
@@ -131,7 +131,9 @@ static bool run_wait(struct evrt__stream *s, struct evrt__item *it) {
     return false;
   if (it->dep_kind == EVRT__DEP_IPC)
     evrt__ipc_wait_done(it);
-  if (it->timer_idx >= 0)
+  /* timer_idx is written by the timer thread under its lock: let
+   * evrt__timer_cancel look at it there. */
+  if (it->deadline)
     evrt__timer_cancel(it);
   if (it->failed)
     atomic_fetch_add_explicit(&s->wait_failures, 1, memory_order_relaxed);
@@ -147,16 +149,21 @@ static bool run_wait(struct evrt__stream *s, struct evrt__item *it) {
 static bool run_item(struct evrt__stream *s, struct evrt__item *it) {
   switch (it->kind) {
   case EVRT__ITEM_HOST_FUNC:
+    evrt__pool_flush_local(); /* user code may block: don't hold a stream */
     evrt__tls_stream = s;
     evrt__tls_seq = it->seq - 1;
     it->u.host.fn(it->u.host.user);
     evrt__tls_stream = NULL;
     return true;
   case EVRT__ITEM_MEMCPY:
+    if (it->u.mem.n > 65536)
+      evrt__pool_flush_local();
     if (it->u.mem.n)
       memmove(it->u.mem.dst, it->u.mem.src, it->u.mem.n);
     return true;
   case EVRT__ITEM_MEMSET:
+    if (it->u.mem.n > 65536)
+      evrt__pool_flush_local();
     if (it->u.mem.n)
       memset(it->u.mem.dst, it->u.mem.value, it->u.mem.n);
     return true;
@@ -196,69 +203,110 @@ static bool run_item(struct evrt__stream *s, struct evrt__item *it) {
   return true;
 }
 
+/* Give the stream up in state `to` (IDLE or PARKED).  Returns true if the
+ * caller must go on running it (work or a resume arrived meanwhile). */
+static bool give_up(struct evrt__stream *s, int to, uint64_t last) {
+  flush_done(s);
+  atomic_store_explicit(&s->state, to, memory_order_seq_cst);
+  bool again;
+  if (to == EVRT__S_IDLE)
+    again = atomic_load_explicit(&s->enq_seq, memory_order_seq_cst) != last;
+  else
+    again = atomic_exchange_explicit(&s->resume_pending, false,
+                                     memory_order_seq_cst);
+  if (again) {
+    int exp = to;
+    /* Fails only if a producer or resumer queued it: its new owner runs it. */
+    return atomic_compare_exchange_strong_explicit(
+        &s->state, &exp, EVRT__S_RUNNING, memory_order_acq_rel,
+        memory_order_relaxed);
+  }
+  if (to == EVRT__S_IDLE &&
+      atomic_load_explicit(&s->destroyed, memory_order_seq_cst)) {
+    int idle = EVRT__S_IDLE;
+    if (atomic_compare_exchange_strong_explicit(&s->state, &idle, EVRT__S_DEAD,
+                                                memory_order_acq_rel,
+                                                memory_order_relaxed))
+      evrt__stream_free(s);
+  }
+  return false;
+}
+
 void evrt__exec_stream(struct evrt__stream *s) {
-  pthread_mutex_lock(&s->qlock);
-  s->state = EVRT__S_RUNNING;
-  s->resume_pending = false;
-  take_locked(s);
-  pthread_mutex_unlock(&s->qlock);
-  trim_done(s);
+  atomic_store_explicit(&s->state, EVRT__S_RUNNING, memory_order_relaxed);
+  /* Any resume that arrived while queued is covered: we look at the head. */
+  atomic_store_explicit(&s->resume_pending, false, memory_order_relaxed);
   unsigned budget = EVRT__FAIRNESS_BUDGET;
+  uint64_t last = evrt__done(s);
   for (;;) {
-    struct evrt__item *it = s->run_head;
+    /* acquire: pairs with the producer's release link */
+    struct evrt__item *it =
+        atomic_load_explicit(&s->head->qnext, memory_order_acquire);
     if (!it) {
-      pthread_mutex_lock(&s->qlock);
-      take_locked(s);
-      if (s->run_head) {
-        pthread_mutex_unlock(&s->qlock);
-        trim_done(s);
-        continue;
+      /* Out of work: a producer feeding this stream usually enqueues again
+       * within a few hundred ns, and going idle would make its next enqueue
+       * pay a worker wake-up (~30 us here).  Spin briefly, as the only
+       * spinner of the pool and only while no other stream is ready. */
+      if (evrt__pool_spin_enter()) {
+        uint64_t t0 = evrt__now_ns(), lim = evrt__spin_budget_ns() / 2;
+        for (unsigned i = 1;; i++) {
+          if (atomic_load_explicit(&s->head->qnext, memory_order_relaxed) ||
+              evrt__pool_has_ready())
+            break;
+          evrt__cpu_relax();
+          if ((i & 15) == 0 && evrt__now_ns() - t0 > lim)
+            break;
+        }
+        evrt__pool_spin_leave();
+        if (atomic_load_explicit(&s->head->qnext, memory_order_relaxed))
+          continue;
       }
-      s->state = EVRT__S_IDLE;
-      bool dead = s->destroyed;
-      pthread_mutex_unlock(&s->qlock);
-      if (dead)
-        evrt__stream_free(s);
+      if (give_up(s, EVRT__S_IDLE, last))
+        continue;
       return;
     }
     bool tracing = EVRT_TRACING();
-    uint64_t t0 = tracing ? evrt__now_ns() : 0;
+    if (tracing && !it->t_start)
+      it->t_start = evrt__now_ns();
     if (!run_item(s, it)) {
-      pthread_mutex_lock(&s->qlock);
-      if (s->resume_pending) {
-        s->resume_pending = false;
-        pthread_mutex_unlock(&s->qlock);
+      if (give_up(s, EVRT__S_PARKED, last))
         continue;
-      }
-      s->state = EVRT__S_PARKED;
-      pthread_mutex_unlock(&s->qlock);
       return;
     }
     if (tracing)
-      evrt__trace_item(s->device, s->id, it->kind, it->label, t0,
+      evrt__trace_item(s->device, s->id, it->kind, it->label,
+                       it->t_start ? it->t_start : evrt__now_ns(),
                        evrt__now_ns(),
                        it->kind >= EVRT__ITEM_RECORD ? it->u.ev.ev_id : 0,
                        it->kind >= EVRT__ITEM_RECORD ? it->u.ev.rec_no : 0);
-    s->run_head = it->next;
-    if (!s->run_head)
-      s->run_tail = NULL;
+    /* `it` becomes the new head; the previous head is finished with. */
+    struct evrt__item *prev = s->head;
+    s->head = it;
+    if (prev != &s->stub) {
+      prev->next = NULL;
+      if (s->done_local_tail)
+        s->done_local_tail->next = prev;
+      else
+        s->done_local = prev;
+      s->done_local_tail = prev;
+      s->n_done_local++;
+    }
     uint64_t seq = it->seq;
-    it->next = s->done_items;
-    s->done_items = it;
-    s->n_done++;
+    last = seq;
     /* seq_cst: the Dekker pair with waiters (wait.c) */
     atomic_store_explicit(&s->done_seq, seq, memory_order_seq_cst);
     if (atomic_load_explicit(&s->nwait, memory_order_seq_cst))
       evrt__stream_notify(s, seq);
+    if (s->n_done_local >= EVRT__RETURN_BATCH)
+      flush_done(s);
     if (--budget == 0) {
       budget = EVRT__FAIRNESS_BUDGET;
       if (evrt__pool_has_ready()) {
         /* Let other ready streams run: go to the back of the queue. */
-        pthread_mutex_lock(&s->qlock);
-        take_locked(s);
-        s->state = EVRT__S_QUEUED;
-        evrt__pool_push_locked(s);
-        pthread_mutex_unlock(&s->qlock);
+        evrt__pool_flush_local();
+        flush_done(s);
+        atomic_store_explicit(&s->state, EVRT__S_QUEUED, memory_order_seq_cst);
+        evrt__pool_push(s);
         return;
       }
     }

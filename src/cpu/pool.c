@@ -4,8 +4,9 @@
  * idle, and a monitor that adds a worker when ready streams wait while every
  * worker is busy (a host function that blocks), up to a bound.
  *
- * Lock order used here: stream.qlock -> pool.lock (push is called with the
- * stream's qlock held).  Workers never hold pool.lock while running a stream.
+ * Locks: pool.lock is a leaf (push is called with no lock held, by the
+ * thread that just made the stream QUEUED).  Workers never hold pool.lock
+ * while running a stream.
  *
  * Wake-ups are targeted: a push wakes at most one parked worker, and none if
  * a worker is spinning (it will find the stream).  At most one worker spins
@@ -41,6 +42,8 @@ static struct {
 } P = {.lock = PTHREAD_MUTEX_INITIALIZER, .exited = PTHREAD_COND_INITIALIZER};
 
 static _Thread_local struct evrt__worker *tls_worker;
+/* A stream resumed by this worker, run next by it (see evrt__pool_push_local). */
+static _Thread_local struct evrt__stream *tls_runnext;
 
 static void *worker_main(void *arg);
 
@@ -81,7 +84,69 @@ static struct evrt__stream *pop_locked(void) {
   return NULL;
 }
 
-void evrt__pool_push_locked(struct evrt__stream *s) {
+/* Streams the caller owns (each just CASed to QUEUED), under one lock and
+ * with at most one wake-up: a woken worker that finds more passes the
+ * wake-up on (worker_main). */
+void evrt__pool_push_many(struct evrt__stream **v, int n) {
+  if (n <= 0)
+    return;
+  if (n == 1) {
+    evrt__pool_push(v[0]);
+    return;
+  }
+  struct evrt__worker *w = NULL;
+  bool wake_monitor = false;
+  pthread_mutex_lock(&P.lock);
+  for (int i = 0; i < n; i++) {
+    struct evrt__stream *s = v[i];
+    int q = s->priority < 0 ? 0 : 1;
+    s->rq_next = NULL;
+    if (P.tail[q])
+      P.tail[q]->rq_next = s;
+    else
+      P.head[q] = s;
+    P.tail[q] = s;
+  }
+  atomic_fetch_add_explicit(&P.rq_len, (unsigned)n, memory_order_relaxed);
+  if (atomic_load_explicit(&P.nspinning, memory_order_relaxed) == 0 && P.idle) {
+    w = P.idle;
+    P.idle = w->next_idle;
+    P.nidle--;
+    atomic_store_explicit(&w->futex, 1, memory_order_relaxed);
+  } else if (P.nidle == 0 && P.mon_parked) {
+    P.mon_parked = false;
+    atomic_store_explicit(&P.mon_futex, 1, memory_order_relaxed);
+    wake_monitor = true;
+  }
+  pthread_mutex_unlock(&P.lock);
+  if (w)
+    evrt__futex_wake(&w->futex, 1, 0);
+  if (wake_monitor)
+    evrt__futex_wake(&P.mon_futex, 1, 0);
+}
+
+/* On a worker, keep a stream it just resumed to run next itself: a chain of
+ * waits (A resumes B, B resumes A) then stays on one worker, with no run
+ * queue, no lock and no cross-core hand-off.  Returns false (the caller
+ * pushes it) off workers or when the slot is taken. */
+bool evrt__pool_push_local(struct evrt__stream *s) {
+  if (!tls_worker || tls_runnext)
+    return false;
+  tls_runnext = s;
+  return true;
+}
+
+/* Before running something that may take long (user code), give the kept
+ * stream to the pool so that it does not wait behind it. */
+void evrt__pool_flush_local(void) {
+  struct evrt__stream *s = tls_runnext;
+  if (s) {
+    tls_runnext = NULL;
+    evrt__pool_push(s);
+  }
+}
+
+void evrt__pool_push(struct evrt__stream *s) {
   struct evrt__worker *w = NULL;
   bool wake_monitor = false;
   int q = s->priority < 0 ? 0 : 1;
@@ -122,14 +187,35 @@ static void *worker_main(void *arg) {
   tls_worker = w;
   uint64_t spin_ns = evrt__spin_budget_ns();
   for (;;) {
+    struct evrt__stream *s = tls_runnext;
+    if (s) {
+      /* A stream this worker resumed: run it now, on this warm core. */
+      tls_runnext = NULL;
+      evrt__exec_stream(s);
+      continue;
+    }
     pthread_mutex_lock(&P.lock);
     if (P.stop) {
       worker_exit_locked(w);
       pthread_mutex_unlock(&P.lock);
       return NULL;
     }
-    struct evrt__stream *s = pop_locked();
+    s = pop_locked();
+    /* More ready streams than this worker can take: a push that saw a
+     * spinner woke nobody, trusting it to find the work; it found one
+     * stream, so pass the wake-up on (else a second stream could wait for
+     * a worker while one sleeps idle). */
+    struct evrt__worker *next = NULL;
+    if (s && P.rq_len > 0 && P.idle &&
+        atomic_load_explicit(&P.nspinning, memory_order_relaxed) == 0) {
+      next = P.idle;
+      P.idle = next->next_idle;
+      P.nidle--;
+      atomic_store_explicit(&next->futex, 1, memory_order_relaxed);
+    }
     pthread_mutex_unlock(&P.lock);
+    if (next)
+      evrt__futex_wake(&next->futex, 1, 0);
     if (s) {
       evrt__exec_stream(s);
       continue;
@@ -145,8 +231,12 @@ static void *worker_main(void *arg) {
         if ((i & 31) == 0 && evrt__now_ns() - t0 > spin_ns)
           break;
       }
+      atomic_fetch_sub_explicit(&P.nspinning, 1, memory_order_relaxed);
+    } else if (spin_ns) {
+      /* someone else spins: undo our count (never with EVRT_SPIN_NS=0,
+       * where nothing was counted) */
+      atomic_fetch_sub_explicit(&P.nspinning, 1, memory_order_relaxed);
     }
-    atomic_fetch_sub_explicit(&P.nspinning, 1, memory_order_relaxed);
     pthread_mutex_lock(&P.lock);
     if (P.rq_len || P.stop) {
       pthread_mutex_unlock(&P.lock);
@@ -263,4 +353,39 @@ int evrt__pool_nworkers(void) {
 
 bool evrt__pool_has_ready(void) {
   return atomic_load_explicit(&P.rq_len, memory_order_relaxed) != 0;
+}
+
+/* At most one thread of the pool spins at a time (see the top of the file). */
+bool evrt__pool_spin_enter(void) {
+  if (atomic_fetch_add_explicit(&P.nspinning, 1, memory_order_relaxed) == 0)
+    return true;
+  atomic_fetch_sub_explicit(&P.nspinning, 1, memory_order_relaxed);
+  return false;
+}
+
+void evrt__pool_spin_leave(void) {
+  atomic_fetch_sub_explicit(&P.nspinning, 1, memory_order_relaxed);
+  /* A push made while we spun woke nobody, trusting the spinner; a stream
+   * spinner may go on with its own stream instead of taking it, so hand
+   * the work to a parked worker. */
+  if (!atomic_load_explicit(&P.rq_len, memory_order_relaxed))
+    return;
+  struct evrt__worker *w = NULL;
+  pthread_mutex_lock(&P.lock);
+  if (P.rq_len && P.idle &&
+      atomic_load_explicit(&P.nspinning, memory_order_relaxed) == 0) {
+    w = P.idle;
+    P.idle = w->next_idle;
+    P.nidle--;
+    atomic_store_explicit(&w->futex, 1, memory_order_relaxed);
+  } else if (P.rq_len && P.nidle == 0 && P.mon_parked) {
+    P.mon_parked = false;
+    atomic_store_explicit(&P.mon_futex, 1, memory_order_relaxed);
+    pthread_mutex_unlock(&P.lock);
+    evrt__futex_wake(&P.mon_futex, 1, 0);
+    return;
+  }
+  pthread_mutex_unlock(&P.lock);
+  if (w)
+    evrt__futex_wake(&w->futex, 1, 0);
 }

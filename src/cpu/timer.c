@@ -99,6 +99,10 @@ static void *timer_main(void *arg) {
 evrt_status_t evrt__timer_arm(struct evrt__item *it) {
   evrt_status_t st = EVRT_SUCCESS;
   pthread_mutex_lock(&T.lock);
+  if (it->timer_idx >= 0 && it->timer_idx < T.n && T.heap[it->timer_idx] == it) {
+    pthread_mutex_unlock(&T.lock); /* armed already */
+    return EVRT_SUCCESS;
+  }
   if (!T.started) {
     pthread_condattr_t a;
     pthread_condattr_init(&a);

@@ -20,7 +20,7 @@
 #define EVRT__SPIN_MAX_NS 20000u
 static atomic_uint spin_base_ns; /* EVRT_SPIN_NS or the default */
 /* Per-thread adaptive budget: doubles when spinning paid off, halves when the
- * thread had to park anyway, within [0, 4 * base]. */
+ * thread had to park anyway, within [base / 8, 4 * base]. */
 static _Thread_local int64_t tls_budget = -1;
 
 uint64_t evrt__spin_budget_ns(void) {
@@ -65,7 +65,12 @@ evrt_status_t evrt__wait_seq(struct evrt__stream *s, uint64_t target,
       if ((i & 15) == 0)
         now = evrt__now_ns();
     }
+    /* Halve after a wait that outlasted the spin, but keep a floor: with
+     * nothing left to spin, no wait could ever succeed by spinning again
+     * and short waits would pay a park for good. */
     tls_budget /= 2;
+    if (tls_budget < (int64_t)(base / 8))
+      tls_budget = (int64_t)(base / 8);
   }
   evrt_status_t r = EVRT_SUCCESS;
   atomic_fetch_add_explicit(&s->nwait, 1, memory_order_seq_cst);
@@ -150,8 +155,16 @@ void evrt__stream_notify(struct evrt__stream *s, uint64_t seq) {
       }
     }
     evrt__spin_unlock(&s->wlock);
+    /* Queue them all under one pool lock; a worker keeps the first to run
+     * next itself (evrt__pool_push_local). */
+    int k = 0;
     for (int i = 0; i < n; i++)
-      evrt__stream_resume(owners[i]);
+      if (evrt__stream_try_queue(owners[i]))
+        owners[k++] = owners[i];
+    int first = 0;
+    if (k > 0 && evrt__pool_push_local(owners[0]))
+      first = 1;
+    evrt__pool_push_many(owners + first, k - first);
     if (!more)
       break;
   }

@@ -20,7 +20,7 @@
  */
 /* evrt_static defines _GNU_SOURCE on the command line; test.h defines it
  * again without a value, which -Werror rejects as a redefinition. */
-#undef _GNU_SOURCE
+
 #include "test.h"
 #include "internal.h"
 

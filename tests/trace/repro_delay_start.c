@@ -1,6 +1,7 @@
 /*
- * repro_delay_start.c - reproducer for a core change tracing needs (label
- * "pending": not in the trace suite until the core change lands).
+ * repro_delay_start.c - regression test: a delay's slice is as long as the
+ * delay, also after an idle gap (fixed in the core: exec.c passes the time
+ * an item was first reached, it->t_start).  The history:
  *
  * evrt__trace_item() gets t0 = the start of the worker's LAST look at an
  * item.  An item that parks (a delay, a wait) is looked at again when it is

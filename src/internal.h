@@ -228,6 +228,8 @@ enum evrt__sched_state {
   EVRT__S_PARKED,   /* head item waits (dependency, delay) */
   EVRT__S_DEAD      /* destroyed and drained: being freed */
 };
+#define EVRT__ST(w) ((w)&7u)
+#define EVRT__ST_WITH(w, st) (((w) & ~7u) | (unsigned)(st))
 
 /*
  * A stream's queue is a singly linked list with a stub node.  Producers link
@@ -250,7 +252,10 @@ struct evrt__stream {
   /* Finished items handed back by the worker, taken whole by a producer. */
   _Atomic(struct evrt__item *) returned;
   /* --- scheduling */
-  atomic_int state;           /* enum evrt__sched_state */
+  /* (incarnation << 3) | enum evrt__sched_state.  The incarnation grows at
+   * every evrt__stream_new, so a CAS made by a thread that last saw an
+   * earlier incarnation of the slot fails (no ABA across a free). */
+  atomic_uint state;
   atomic_bool resume_pending; /* a resume arrived while it was not parked */
   atomic_bool destroyed;
   /* --- the worker that owns the stream */

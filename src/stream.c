@@ -34,7 +34,9 @@ evrt_status_t evrt__stream_new(int device, int priority, bool is_default,
   s->head = s->tail = &s->stub;
   s->pfree = NULL;
   atomic_store_explicit(&s->returned, NULL, memory_order_relaxed);
-  atomic_store_explicit(&s->state, EVRT__S_IDLE, memory_order_relaxed);
+  unsigned w = atomic_load_explicit(&s->state, memory_order_relaxed);
+  atomic_store_explicit(&s->state, (((w >> 3) + 1) << 3) | EVRT__S_IDLE,
+                        memory_order_relaxed);
   atomic_store_explicit(&s->resume_pending, false, memory_order_relaxed);
   atomic_store_explicit(&s->destroyed, false, memory_order_relaxed);
   atomic_store_explicit(&s->enq_seq, done, memory_order_relaxed);
@@ -143,11 +145,11 @@ static uint64_t link_locked(struct evrt__stream *s, struct evrt__item *it) {
 
 /* After linking, with plock released: make an idle stream runnable. */
 static void schedule(struct evrt__stream *s) {
-  int idle = EVRT__S_IDLE;
-  if (atomic_load_explicit(&s->state, memory_order_seq_cst) == EVRT__S_IDLE &&
-      atomic_compare_exchange_strong_explicit(&s->state, &idle, EVRT__S_QUEUED,
-                                              memory_order_acq_rel,
-                                              memory_order_relaxed))
+  unsigned w = atomic_load_explicit(&s->state, memory_order_seq_cst);
+  if (EVRT__ST(w) == EVRT__S_IDLE &&
+      atomic_compare_exchange_strong_explicit(
+          &s->state, &w, EVRT__ST_WITH(w, EVRT__S_QUEUED),
+          memory_order_acq_rel, memory_order_relaxed))
     evrt__pool_push(s);
 }
 
@@ -248,10 +250,11 @@ evrt_status_t evrt_stream_destroy(evrt_stream_t h) {
    * and then reads `destroyed`.  Whoever wins the CAS to DEAD frees it;
    * otherwise the worker that drains it does (exec.c). */
   atomic_store_explicit(&s->destroyed, true, memory_order_seq_cst);
-  int idle = EVRT__S_IDLE;
-  if (atomic_compare_exchange_strong_explicit(&s->state, &idle, EVRT__S_DEAD,
-                                              memory_order_acq_rel,
-                                              memory_order_relaxed))
+  unsigned w = atomic_load_explicit(&s->state, memory_order_seq_cst);
+  if (EVRT__ST(w) == EVRT__S_IDLE &&
+      atomic_compare_exchange_strong_explicit(
+          &s->state, &w, EVRT__ST_WITH(w, EVRT__S_DEAD), memory_order_acq_rel,
+          memory_order_relaxed))
     evrt__stream_free(s);
   return EVRT_SUCCESS;
 }

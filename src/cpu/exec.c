@@ -48,11 +48,11 @@ static void flush_done(struct evrt__stream *s) {
 
 bool evrt__stream_try_queue(struct evrt__stream *s) {
   atomic_store_explicit(&s->resume_pending, true, memory_order_seq_cst);
-  int parked = EVRT__S_PARKED;
-  return atomic_compare_exchange_strong_explicit(&s->state, &parked,
-                                                 EVRT__S_QUEUED,
-                                                 memory_order_seq_cst,
-                                                 memory_order_relaxed);
+  unsigned w = atomic_load_explicit(&s->state, memory_order_seq_cst);
+  return EVRT__ST(w) == EVRT__S_PARKED &&
+         atomic_compare_exchange_strong_explicit(
+             &s->state, &w, EVRT__ST_WITH(w, EVRT__S_QUEUED),
+             memory_order_seq_cst, memory_order_relaxed);
 }
 
 void evrt__stream_resume(struct evrt__stream *s) {
@@ -207,7 +207,12 @@ static bool run_item(struct evrt__stream *s, struct evrt__item *it) {
  * caller must go on running it (work or a resume arrived meanwhile). */
 static bool give_up(struct evrt__stream *s, int to, uint64_t last) {
   flush_done(s);
-  atomic_store_explicit(&s->state, to, memory_order_seq_cst);
+  /* From this store on the stream may be freed by a destroy and its slot
+   * reused: every later access is an atomic read of type-stable memory or a
+   * CAS that expects exactly the word stored here (incarnation included). */
+  unsigned mine =
+      EVRT__ST_WITH(atomic_load_explicit(&s->state, memory_order_relaxed), to);
+  atomic_store_explicit(&s->state, mine, memory_order_seq_cst);
   bool again;
   if (to == EVRT__S_IDLE)
     again = atomic_load_explicit(&s->enq_seq, memory_order_seq_cst) != last;
@@ -215,25 +220,28 @@ static bool give_up(struct evrt__stream *s, int to, uint64_t last) {
     again = atomic_exchange_explicit(&s->resume_pending, false,
                                      memory_order_seq_cst);
   if (again) {
-    int exp = to;
-    /* Fails only if a producer or resumer queued it: its new owner runs it. */
+    unsigned exp = mine;
+    /* Fails if a producer or resumer queued it (its new owner runs it), or
+     * if it was destroyed and freed meanwhile. */
     return atomic_compare_exchange_strong_explicit(
-        &s->state, &exp, EVRT__S_RUNNING, memory_order_acq_rel,
-        memory_order_relaxed);
+        &s->state, &exp, EVRT__ST_WITH(mine, EVRT__S_RUNNING),
+        memory_order_acq_rel, memory_order_relaxed);
   }
   if (to == EVRT__S_IDLE &&
       atomic_load_explicit(&s->destroyed, memory_order_seq_cst)) {
-    int idle = EVRT__S_IDLE;
-    if (atomic_compare_exchange_strong_explicit(&s->state, &idle, EVRT__S_DEAD,
-                                                memory_order_acq_rel,
-                                                memory_order_relaxed))
+    unsigned exp = mine;
+    if (atomic_compare_exchange_strong_explicit(
+            &s->state, &exp, EVRT__ST_WITH(mine, EVRT__S_DEAD),
+            memory_order_acq_rel, memory_order_relaxed))
       evrt__stream_free(s);
   }
   return false;
 }
 
 void evrt__exec_stream(struct evrt__stream *s) {
-  atomic_store_explicit(&s->state, EVRT__S_RUNNING, memory_order_relaxed);
+  unsigned w = atomic_load_explicit(&s->state, memory_order_relaxed);
+  atomic_store_explicit(&s->state, EVRT__ST_WITH(w, EVRT__S_RUNNING),
+                        memory_order_relaxed);
   /* Any resume that arrived while queued is covered: we look at the head. */
   atomic_store_explicit(&s->resume_pending, false, memory_order_relaxed);
   unsigned budget = EVRT__FAIRNESS_BUDGET;
@@ -305,7 +313,9 @@ void evrt__exec_stream(struct evrt__stream *s) {
         /* Let other ready streams run: go to the back of the queue. */
         evrt__pool_flush_local();
         flush_done(s);
-        atomic_store_explicit(&s->state, EVRT__S_QUEUED, memory_order_seq_cst);
+        w = atomic_load_explicit(&s->state, memory_order_relaxed);
+        atomic_store_explicit(&s->state, EVRT__ST_WITH(w, EVRT__S_QUEUED),
+                              memory_order_seq_cst);
         evrt__pool_push(s);
         return;
       }

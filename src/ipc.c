@@ -13,8 +13,9 @@
  * generation g owns ring slot g % 64, whose word is (g << 1 | done) and which
  * also names the recording process (pid + start time).  A record takes the
  * shared lock, fills the slot, then publishes rec_no (release).  A slot is
- * reused only after it is done, so a waiter bound to g that finds another
- * generation in its slot knows g completed.  Completion is a CAS of the word
+ * reused only after it is done (a record that would reuse a pending one
+ * fails with EVRT_ERROR_EVENT_LIMIT), so a waiter bound to g that finds
+ * another generation in its slot knows g completed.  Completion is a CAS of the word
  * followed by a bump of the shared futex word `seq` and a FUTEX_WAKE when
  * `nwaiters` says someone sleeps (the Dekker pair: waiter increments
  * nwaiters then re-reads the slot; completer writes the slot then reads
@@ -50,8 +51,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SHM_SIZE 4096
-#define RING 64
+#define SHM_SIZE 65536
+#define RING 2048
 #define SHM_MAGIC 0x314d4853545256ULL /* "VRTSHM1" */
 #define HANDLE_MAGIC 0x3143504954525645ULL /* "EVRTIPC1" */
 #define HANDLE_VERSION 1
@@ -310,27 +311,30 @@ evrt_status_t evrt__ipc_record(struct evrt__event *e, struct evrt__stream *s) {
     return evrt__fail(EVRT_ERROR_OUT_OF_MEMORY, "cannot allocate record item");
   }
   struct shm *m = map->shm;
-  uint64_t g;
-  for (;;) {
-    shm_lock(m);
-    g = atomic_load_explicit(&m->rec_no, memory_order_relaxed) + 1;
-    struct slot *sl = &m->ring[g % RING];
-    uint64_t w = atomic_load_explicit(&sl->word, memory_order_acquire);
-    if (w == 0 || (w & 1) ||
+  shm_lock(m);
+  uint64_t g = atomic_load_explicit(&m->rec_no, memory_order_relaxed) + 1;
+  struct slot *sl = &m->ring[g % RING];
+  uint64_t w = atomic_load_explicit(&sl->word, memory_order_acquire);
+  if (!(w == 0 || (w & 1) ||
         !alive(atomic_load_explicit(&sl->pid, memory_order_relaxed),
-               atomic_load_explicit(&sl->start, memory_order_relaxed))) {
-      atomic_store_explicit(&sl->pid, my_pid, memory_order_relaxed);
-      atomic_store_explicit(&sl->start, my_start, memory_order_relaxed);
-      atomic_store_explicit(&sl->word, g << 1, memory_order_relaxed);
-      /* release: importers that read rec_no == g see the slot filled */
-      atomic_store_explicit(&m->rec_no, g, memory_order_release);
-      shm_unlock(m);
-      break;
-    }
-    /* 64 generations still pending: wait for the oldest (backpressure). */
+               atomic_load_explicit(&sl->start, memory_order_relaxed)))) {
+    /* The slot's generation (RING records ago) is still pending: reusing it
+     * would break the waiters bound to it.  A clear error rather than a
+     * blocking record (that could wait on work queued behind it). */
     shm_unlock(m);
-    evrt__sleep_ns(100000);
+    evrt__item_discard(s, it);
+    evrt__event_unlock(e);
+    return evrt__fail(EVRT_ERROR_EVENT_LIMIT,
+                      "%d generations of this interprocess event are pending; "
+                      "synchronize before recording again",
+                      RING);
   }
+  atomic_store_explicit(&sl->pid, my_pid, memory_order_relaxed);
+  atomic_store_explicit(&sl->start, my_start, memory_order_relaxed);
+  atomic_store_explicit(&sl->word, g << 1, memory_order_relaxed);
+  /* release: importers that read rec_no == g see the slot filled */
+  atomic_store_explicit(&m->rec_no, g, memory_order_release);
+  shm_unlock(m);
   atomic_store_explicit(&e->rec_no, g, memory_order_relaxed);
   atomic_store_explicit(&e->rec_thread, evrt_thread_id(), memory_order_relaxed);
   uint64_t enq = atomic_load_explicit(&s->enq_seq, memory_order_acquire);

@@ -339,3 +339,26 @@ TEST(misuse_gets_clear_errors) {
   ASSERT_OK(evrt_event_destroy(plain));
   LEAK_CHECK_END();
 }
+
+TEST(pending_generation_ring_full_is_a_clear_error) {
+  LEAK_CHECK_BEGIN();
+  evrt_stream_t s;
+  evrt_event_t e;
+  ASSERT_OK(evrt_stream_create(&s, 0, 0, 0));
+  ASSERT_OK(evrt_event_create(&e, EVRT_EVENT_INTERPROCESS));
+  ASSERT_OK(evrt_stream_delay(s, 300 * MS));
+  int n = 0;
+  evrt_status_t st = EVRT_SUCCESS;
+  while (n < 5000 && (st = evrt_event_record(e, s)) == EVRT_SUCCESS)
+    n++;
+  ASSERT_ST(st, EVRT_ERROR_EVENT_LIMIT);
+  ASSERT_EQ(n, 2048);
+  ASSERT(strstr(evrt_last_error_message(), "pending") != NULL);
+  ASSERT_ST(evrt_event_query(e), EVRT_NOT_READY); /* unchanged */
+  ASSERT_OK(evrt_stream_synchronize(s));
+  ASSERT_OK(evrt_event_record(e, s)); /* free again */
+  ASSERT_OK(evrt_event_synchronize(e));
+  ASSERT_OK(evrt_event_destroy(e));
+  ASSERT_OK(evrt_stream_destroy(s));
+  LEAK_CHECK_END();
+}

@@ -246,12 +246,22 @@ evrt_status_t evrt_stream_destroy(evrt_stream_t h) {
   }
   evrt__table_kill(&s->hdr);
   evrt__spin_unlock(&s->plock);
+  /* Until `destroyed` is set nobody frees the stream, so this is the
+   * incarnation being destroyed.  Once it is set, the worker that drains the
+   * stream may free it and a create may reuse the slot: the CAS below must
+   * match this incarnation only. */
+  unsigned w0 = atomic_load_explicit(&s->state, memory_order_relaxed);
   /* seq_cst: the Dekker pair with the worker going idle, which stores IDLE
    * and then reads `destroyed`.  Whoever wins the CAS to DEAD frees it;
    * otherwise the worker that drains it does (exec.c). */
   atomic_store_explicit(&s->destroyed, true, memory_order_seq_cst);
   unsigned w = atomic_load_explicit(&s->state, memory_order_seq_cst);
-  if (EVRT__ST(w) == EVRT__S_IDLE &&
+  /* IDLE with work still linked means the worker has just given it up and
+   * is about to take it back (it re-reads enq_seq after storing IDLE):
+   * leave the stream to it, or its last items would be lost. */
+  if ((w >> 3) == (w0 >> 3) && EVRT__ST(w) == EVRT__S_IDLE &&
+      evrt__done(s) >=
+          atomic_load_explicit(&s->enq_seq, memory_order_seq_cst) &&
       atomic_compare_exchange_strong_explicit(
           &s->state, &w, EVRT__ST_WITH(w, EVRT__S_DEAD), memory_order_acq_rel,
           memory_order_relaxed))

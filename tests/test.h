@@ -86,6 +86,24 @@ static inline void sleep_ms(unsigned ms) {
       sleep_ms(1);                                                             \
   } while (0)
 
+/* A number field of /proc/self/status ("Threads:", "VmRSS:"), -1 if absent. */
+static inline long proc_status(const char *field) {
+  FILE *f = fopen("/proc/self/status", "r");
+  char line[256];
+  long n = -1;
+  size_t len = strlen(field);
+  while (f && fgets(line, sizeof line, f))
+    if (!strncmp(line, field, len)) {
+      n = strtol(line + len, NULL, 10);
+      break;
+    }
+  if (f)
+    fclose(f);
+  return n;
+}
+static inline int thread_count(void) { return (int)proc_status("Threads:"); }
+static inline long rss_kb(void) { return proc_status("VmRSS:"); }
+
 static inline uint64_t thread_cpu_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);

@@ -5,30 +5,6 @@
 
 #define MS 1000000ull
 
-static int thread_count(void) {
-  FILE *f = fopen("/proc/self/status", "r");
-  char line[256];
-  int n = -1;
-  while (f && fgets(line, sizeof line, f))
-    if (sscanf(line, "Threads: %d", &n) == 1)
-      break;
-  if (f)
-    fclose(f);
-  return n;
-}
-
-static long rss_kb(void) {
-  FILE *f = fopen("/proc/self/status", "r");
-  char line[256];
-  long n = -1;
-  while (f && fgets(line, sizeof line, f))
-    if (sscanf(line, "VmRSS: %ld", &n) == 1)
-      break;
-  if (f)
-    fclose(f);
-  return n;
-}
-
 static uint64_t process_cpu_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);

@@ -84,45 +84,60 @@ static struct evrt__stream *pop_locked(void) {
   return NULL;
 }
 
+/* Who to wake for work now in the queue (caller holds P.lock): a parked
+ * worker if nobody spins, else the monitor if every worker is busy. */
+struct wake {
+  struct evrt__worker *w;
+  bool monitor;
+};
+
+static struct wake pick_wake_locked(void) {
+  struct wake k = {NULL, false};
+  if (atomic_load_explicit(&P.nspinning, memory_order_relaxed) == 0 && P.idle) {
+    k.w = P.idle;
+    P.idle = k.w->next_idle;
+    P.nidle--;
+    atomic_store_explicit(&k.w->futex, 1, memory_order_relaxed);
+  } else if (P.nidle == 0 && P.mon_parked) {
+    P.mon_parked = false;
+    atomic_store_explicit(&P.mon_futex, 1, memory_order_relaxed);
+    k.monitor = true;
+  }
+  return k;
+}
+
+/* After releasing P.lock. */
+static void do_wake(struct wake k) {
+  if (k.w)
+    evrt__futex_wake(&k.w->futex, 1, 0);
+  if (k.monitor)
+    evrt__futex_wake(&P.mon_futex, 1, 0);
+}
+
+/* Caller holds P.lock. */
+static void append_locked(struct evrt__stream *s) {
+  int q = s->priority < 0 ? 0 : 1;
+  s->rq_next = NULL;
+  if (P.tail[q])
+    P.tail[q]->rq_next = s;
+  else
+    P.head[q] = s;
+  P.tail[q] = s;
+}
+
 /* Streams the caller owns (each just CASed to QUEUED), under one lock and
  * with at most one wake-up: a woken worker that finds more passes the
  * wake-up on (worker_main). */
 void evrt__pool_push_many(struct evrt__stream **v, int n) {
   if (n <= 0)
     return;
-  if (n == 1) {
-    evrt__pool_push(v[0]);
-    return;
-  }
-  struct evrt__worker *w = NULL;
-  bool wake_monitor = false;
   pthread_mutex_lock(&P.lock);
-  for (int i = 0; i < n; i++) {
-    struct evrt__stream *s = v[i];
-    int q = s->priority < 0 ? 0 : 1;
-    s->rq_next = NULL;
-    if (P.tail[q])
-      P.tail[q]->rq_next = s;
-    else
-      P.head[q] = s;
-    P.tail[q] = s;
-  }
+  for (int i = 0; i < n; i++)
+    append_locked(v[i]);
   atomic_fetch_add_explicit(&P.rq_len, (unsigned)n, memory_order_relaxed);
-  if (atomic_load_explicit(&P.nspinning, memory_order_relaxed) == 0 && P.idle) {
-    w = P.idle;
-    P.idle = w->next_idle;
-    P.nidle--;
-    atomic_store_explicit(&w->futex, 1, memory_order_relaxed);
-  } else if (P.nidle == 0 && P.mon_parked) {
-    P.mon_parked = false;
-    atomic_store_explicit(&P.mon_futex, 1, memory_order_relaxed);
-    wake_monitor = true;
-  }
+  struct wake k = pick_wake_locked();
   pthread_mutex_unlock(&P.lock);
-  if (w)
-    evrt__futex_wake(&w->futex, 1, 0);
-  if (wake_monitor)
-    evrt__futex_wake(&P.mon_futex, 1, 0);
+  do_wake(k);
 }
 
 /* On a worker, keep a stream it just resumed to run next itself: a chain of
@@ -146,34 +161,7 @@ void evrt__pool_flush_local(void) {
   }
 }
 
-void evrt__pool_push(struct evrt__stream *s) {
-  struct evrt__worker *w = NULL;
-  bool wake_monitor = false;
-  int q = s->priority < 0 ? 0 : 1;
-  pthread_mutex_lock(&P.lock);
-  s->rq_next = NULL;
-  if (P.tail[q])
-    P.tail[q]->rq_next = s;
-  else
-    P.head[q] = s;
-  P.tail[q] = s;
-  atomic_fetch_add_explicit(&P.rq_len, 1, memory_order_relaxed);
-  if (atomic_load_explicit(&P.nspinning, memory_order_relaxed) == 0 && P.idle) {
-    w = P.idle;
-    P.idle = w->next_idle;
-    P.nidle--;
-    atomic_store_explicit(&w->futex, 1, memory_order_relaxed);
-  } else if (P.nidle == 0 && P.mon_parked) {
-    P.mon_parked = false;
-    atomic_store_explicit(&P.mon_futex, 1, memory_order_relaxed);
-    wake_monitor = true;
-  }
-  pthread_mutex_unlock(&P.lock);
-  if (w)
-    evrt__futex_wake(&w->futex, 1, 0);
-  if (wake_monitor)
-    evrt__futex_wake(&P.mon_futex, 1, 0);
-}
+void evrt__pool_push(struct evrt__stream *s) { evrt__pool_push_many(&s, 1); }
 
 static void worker_exit_locked(struct evrt__worker *w) {
   P.nworkers--;
@@ -205,17 +193,11 @@ static void *worker_main(void *arg) {
      * spinner woke nobody, trusting it to find the work; it found one
      * stream, so pass the wake-up on (else a second stream could wait for
      * a worker while one sleeps idle). */
-    struct evrt__worker *next = NULL;
-    if (s && P.rq_len > 0 && P.idle &&
-        atomic_load_explicit(&P.nspinning, memory_order_relaxed) == 0) {
-      next = P.idle;
-      P.idle = next->next_idle;
-      P.nidle--;
-      atomic_store_explicit(&next->futex, 1, memory_order_relaxed);
-    }
+    struct wake k = {NULL, false};
+    if (s && P.rq_len > 0)
+      k = pick_wake_locked();
     pthread_mutex_unlock(&P.lock);
-    if (next)
-      evrt__futex_wake(&next->futex, 1, 0);
+    do_wake(k);
     if (s) {
       evrt__exec_stream(s);
       continue;
@@ -367,25 +349,13 @@ void evrt__pool_spin_leave(void) {
   atomic_fetch_sub_explicit(&P.nspinning, 1, memory_order_relaxed);
   /* A push made while we spun woke nobody, trusting the spinner; a stream
    * spinner may go on with its own stream instead of taking it, so hand
-   * the work to a parked worker. */
+   * the work to a parked worker (or the monitor). */
   if (!atomic_load_explicit(&P.rq_len, memory_order_relaxed))
     return;
-  struct evrt__worker *w = NULL;
   pthread_mutex_lock(&P.lock);
-  if (P.rq_len && P.idle &&
-      atomic_load_explicit(&P.nspinning, memory_order_relaxed) == 0) {
-    w = P.idle;
-    P.idle = w->next_idle;
-    P.nidle--;
-    atomic_store_explicit(&w->futex, 1, memory_order_relaxed);
-  } else if (P.rq_len && P.nidle == 0 && P.mon_parked) {
-    P.mon_parked = false;
-    atomic_store_explicit(&P.mon_futex, 1, memory_order_relaxed);
-    pthread_mutex_unlock(&P.lock);
-    evrt__futex_wake(&P.mon_futex, 1, 0);
-    return;
-  }
+  struct wake k = {NULL, false};
+  if (P.rq_len)
+    k = pick_wake_locked();
   pthread_mutex_unlock(&P.lock);
-  if (w)
-    evrt__futex_wake(&w->futex, 1, 0);
+  do_wake(k);
 }

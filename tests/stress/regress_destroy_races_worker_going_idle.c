@@ -47,3 +47,24 @@ TEST(destroy_the_moment_the_last_item_ran_then_reuse_the_slot) {
   ASSERT_EQ(atomic_load(&ran), ITERS + 1);
   ASSERT_OK(evrt_stream_destroy(s));
 }
+
+/* Second bug on the same path (found by evrt-stress, seed
+ * 0x00002ba8fbfb5b5c, "ran 0 times (lost work)"): the host linked a last
+ * item while the worker was still running the stream (so no reschedule was
+ * needed), then destroyed the stream; the worker stored IDLE on its way out
+ * and the destroy, seeing IDLE, freed the stream with that item still
+ * linked.  Fixed: destroy frees an IDLE stream only when nothing is pending
+ * (the worker re-checks enq_seq after storing IDLE and takes it back). */
+TEST(destroy_right_behind_enqueue_to_a_running_stream_loses_nothing) {
+  enum { N = 20000, PER = 3 };
+  atomic_store(&ran, 0);
+  for (int i = 0; i < N; i++) {
+    evrt_stream_t s;
+    ASSERT_OK(evrt_stream_create(&s, 0, 0, 0));
+    for (int k = 0; k < PER; k++)
+      ASSERT_OK(evrt_launch_host_func(s, count, NULL));
+    ASSERT_OK(evrt_stream_destroy(s));
+  }
+  WAIT_UNTIL(atomic_load(&ran) == N * PER, 20000);
+  ASSERT_EQ(atomic_load(&ran), N * PER);
+}

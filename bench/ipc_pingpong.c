@@ -37,11 +37,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* Round trips chained per evrt sample.  The interprocess ring holds 64
- * pending generations per event and a record beyond that waits in the host
- * call (src/ipc.c backpressure): behind a closed gate that would never
- * return, so a sample chains fewer. */
-#define IPC_CHAIN 32
+/* Round trips chained per evrt sample.  The interprocess ring holds 2048
+ * pending generations per event (a record beyond that fails with
+ * EVRT_ERROR_EVENT_LIMIT), so a chain built behind a closed gate stays below
+ * that; long chains keep the start-up hop (both streams parked, woken by the
+ * watcher thread) from dominating the per-round-trip figure. */
+#define IPC_CHAIN 1024
 
 struct shm {
   _Alignas(64) atomic_uint ping;

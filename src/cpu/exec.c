@@ -86,6 +86,24 @@ static bool run_wait(struct evrt__stream *s, struct evrt__item *it) {
       it->failed = 1;
       ok = true;
     }
+    if (!ok && it->phase == 0 && evrt__pool_spin_enter()) {
+      /* Before handing the wait to the watcher thread (a futex wake-up of
+       * it, then of a worker: two ~30 us hand-offs here), spin briefly on
+       * the shared word, as the pool's only spinner and only while no other
+       * stream is ready: a peer that answers quickly (a ping-pong) then
+       * costs a cache-line transfer, not a wake-up. */
+      uint64_t t0 = evrt__now_ns(), lim = 16 * evrt__spin_budget_ns();
+      for (unsigned i = 1; !evrt__pool_has_ready(); i++) {
+        if (evrt__ipc_dep_ready(it, false, &err)) {
+          ok = true;
+          break;
+        }
+        evrt__cpu_relax();
+        if ((i & 15) == 0 && evrt__now_ns() - t0 > lim)
+          break;
+      }
+      evrt__pool_spin_leave();
+    }
     if (it->phase == 1) {
       evrt__ipc_unwatch(it);
       it->phase = 0;

@@ -126,8 +126,7 @@ evrt_status_t evrt_event_create(evrt_event_t *event, unsigned flags) {
   atomic_store_explicit(&e->rec_no, 0, memory_order_release);
   atomic_store_explicit(&e->ts, 0, memory_order_release);
   atomic_store_explicit(&e->rec_thread, 0, memory_order_relaxed);
-  e->waits_gen = 0;
-  atomic_store_explicit(&e->waits_pending, 0, memory_order_relaxed);
+  atomic_store_explicit(&e->waits, 0, memory_order_relaxed);
   e->has_resource = false;
   e->imported = false;
   e->nr_waiters = NULL;
@@ -260,16 +259,19 @@ evrt_status_t evrt_event_record(evrt_event_t eh, evrt_stream_t sh) {
   /* Legacy waits that were waiting for this record bind to it now; they
    * count as this generation's waiters for the wait status. */
   unsigned nbound = 0;
+  uint64_t key = EVRT__WAITS_KEY(
+      atomic_load_explicit(&e->hdr.gen, memory_order_relaxed), rec_no);
   nr = e->nr_waiters;
   e->nr_waiters = NULL;
   for (struct evrt__item *w = nr; w; w = w->u.ev.wnext) {
     w->u.ev.src = s;
     w->u.ev.target = target;
     w->u.ev.rec_no = rec_no;
+    w->u.ev.wkey = key;
     nbound++;
   }
-  e->waits_gen = rec_no;
-  atomic_store_explicit(&e->waits_pending, nbound, memory_order_relaxed);
+  atomic_store_explicit(&e->waits, EVRT__WAITS(key, nbound),
+                        memory_order_release);
   evrt__event_unlock(e);
   if (EVRT_UNLIKELY(tracing) && !it)
     evrt__trace_record(s->device, s->id, e->id, rec_no, evrt__now_ns());
@@ -367,8 +369,15 @@ static evrt_status_t stream_wait(evrt_stream_t sh, evrt_event_t eh,
   it->u.ev.wnext = NULL;
   /* The deadline is set relative to the enqueue (ACL's wait timeout). */
   it->deadline = timeout_ns >= 0 ? evrt__now_ns() + (uint64_t)timeout_ns : 0;
-  if (!next_record && e->waits_gen == g.rec_no)
-    atomic_fetch_add_explicit(&e->waits_pending, 1, memory_order_relaxed);
+  it->u.ev.wkey = 0;
+  if (!next_record) {
+    uint64_t key = EVRT__WAITS_KEY(
+        atomic_load_explicit(&e->hdr.gen, memory_order_relaxed), g.rec_no);
+    if ((atomic_load_explicit(&e->waits, memory_order_relaxed) >> 20) == key) {
+      atomic_fetch_add_explicit(&e->waits, 1, memory_order_relaxed);
+      it->u.ev.wkey = key;
+    }
+  }
   evrt__stream_push(s, it);
   evrt__event_unlock(e);
   if (EVRT_TRACING() && !next_record)
@@ -510,7 +519,7 @@ evrt_status_t evrt_event_wait_status(evrt_event_t h) {
   if (IS_IPC(e))
     return evrt__fail(EVRT_ERROR_NOT_SUPPORTED,
                       "wait status is not tracked across processes");
-  return atomic_load_explicit(&e->waits_pending, memory_order_acquire)
+  return EVRT__WAITS_N(atomic_load_explicit(&e->waits, memory_order_acquire))
              ? EVRT_NOT_READY
              : EVRT_SUCCESS;
 }
@@ -605,14 +614,19 @@ void evrt__event_exec_reset(struct evrt__item *it) {
 }
 
 void evrt__event_wait_passed(struct evrt__item *it) {
+  uint64_t key = it->u.ev.wkey;
+  if (!key)
+    return; /* not counted: the event had moved on when the wait was made */
   struct evrt__event *e = it->u.ev.ev;
-  evrt__event_lock(e);
-  if (atomic_load_explicit(&e->hdr.gen, memory_order_relaxed) ==
-          it->u.ev.ev_gen &&
-      e->waits_gen == it->u.ev.rec_no &&
-      atomic_load_explicit(&e->waits_pending, memory_order_relaxed) > 0)
-    atomic_fetch_sub_explicit(&e->waits_pending, 1, memory_order_release);
-  evrt__event_unlock(e);
+  /* No lock: the key names the incarnation and the generation, so a record
+   * since (a new count) or a destroyed and reused slot is left alone. */
+  uint64_t w = atomic_load_explicit(&e->waits, memory_order_relaxed);
+  while ((w >> 20) == key && EVRT__WAITS_N(w) > 0 &&
+         !atomic_compare_exchange_weak_explicit(&e->waits, &w, w - 1,
+                                                memory_order_release,
+                                                memory_order_relaxed)) {
+  }
+  it->u.ev.wkey = 0;
 }
 
 bool evrt__event_bind_next_record(struct evrt__item *it, bool first) {
@@ -638,8 +652,14 @@ bool evrt__event_bind_next_record(struct evrt__item *it, bool first) {
       it->u.ev.src = src;
       it->u.ev.target = atomic_load_explicit(&e->target, memory_order_relaxed);
       it->u.ev.rec_no = atomic_load_explicit(&e->rec_no, memory_order_relaxed);
-      if (e->waits_gen == it->u.ev.rec_no)
-        atomic_fetch_add_explicit(&e->waits_pending, 1, memory_order_relaxed);
+      uint64_t key = EVRT__WAITS_KEY(
+          atomic_load_explicit(&e->hdr.gen, memory_order_relaxed),
+          it->u.ev.rec_no);
+      if ((atomic_load_explicit(&e->waits, memory_order_relaxed) >> 20) ==
+          key) {
+        atomic_fetch_add_explicit(&e->waits, 1, memory_order_relaxed);
+        it->u.ev.wkey = key;
+      }
     } else {
       it->u.ev.wnext = e->nr_waiters;
       e->nr_waiters = it;

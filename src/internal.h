@@ -215,6 +215,8 @@ struct evrt__item {
       struct evrt__stream *src;
       uint64_t target;
       struct evrt__item *wnext; /* link in src->waiters or ev->nr_waiters */
+      uint64_t wkey;            /* counted in ev->waits under this key, or 0 */
+      atomic_bool unlinked;     /* taken off src->waiters by the notifier */
       struct evrt__ipc_map *ipc; /* interprocess record/wait (gen = target) */
     } ev;
   } u;
@@ -323,9 +325,10 @@ struct evrt__event {
   atomic_uint_least64_t rec_no; /* generation number */
   atomic_uint_least64_t ts;     /* ns when the latest record executed, 0 */
   atomic_uint_least64_t rec_thread;
-  /* Wait status of generation waits_gen (under lock; read relaxed). */
-  uint64_t waits_gen;
-  atomic_uint waits_pending;
+  /* Wait status: EVRT__WAITS(incarnation, generation, pending waits).  Set
+   * under the lock by record and by waits; decremented without it (a CAS
+   * that also checks the key) when a wait passes. */
+  atomic_uint_least64_t waits;
   bool has_resource;
   bool imported;
   struct evrt__item *nr_waiters; /* legacy next-record waiters (lock) */
@@ -333,6 +336,11 @@ struct evrt__event {
   _Atomic(struct evrt__ipc_map *) ipc;
   uint64_t id;
 };
+
+#define EVRT__WAITS_KEY(inc, gen)                                              \
+  ((((uint64_t)(inc)&0xfffu) << 32) | ((uint64_t)(gen)&0xffffffffu))
+#define EVRT__WAITS(key, n) (((uint64_t)(key) << 20) | (uint64_t)(n))
+#define EVRT__WAITS_N(w) ((w)&0xfffffu)
 
 extern struct evrt__table evrt__events;
 static inline struct evrt__event *evrt__event_get(evrt_event_t h) {

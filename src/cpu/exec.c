@@ -8,8 +8,7 @@
  *
  * Ownership.  The worker owns a stream from the moment it pops it from the
  * run queue until it stores IDLE, PARKED or QUEUED into its state; before
- * that it hands its finished items back (flush_done), since the next owner
- * may be another worker.  Going idle is the Dekker pair with producers:
+ * going idle it hands its finished items back to producers (flush_done).  Going idle is the Dekker pair with producers:
  * store IDLE (seq_cst), re-read enq_seq (seq_cst); if an item arrived, CAS
  * IDLE -> RUNNING and go on (or, if the CAS fails, a producer queued the
  * stream and another worker will run it).  Parking is the same pair with
@@ -132,7 +131,9 @@ static bool run_wait(struct evrt__stream *s, struct evrt__item *it) {
           it->deadline = 0; /* no timer memory: wait without timeout */
       }
     } else if (ok && it->phase == 1) {
-      evrt__stream_remove_waiter(it);
+      /* acquire: pairs with the notifier's release after unlinking */
+      if (!atomic_load_explicit(&it->u.ev.unlinked, memory_order_acquire))
+        evrt__stream_remove_waiter(it);
     }
   }
   if (!ok && it->deadline && evrt__now_ns() >= it->deadline) {
@@ -224,7 +225,11 @@ static bool run_item(struct evrt__stream *s, struct evrt__item *it) {
 /* Give the stream up in state `to` (IDLE or PARKED).  Returns true if the
  * caller must go on running it (work or a resume arrived meanwhile). */
 static bool give_up(struct evrt__stream *s, int to, uint64_t last) {
-  flush_done(s);
+  /* Going idle: producers will want the finished items.  Parking keeps
+   * them with the stream (its next owner continues the list: ownership
+   * passes through the state word's release/acquire). */
+  if (to == EVRT__S_IDLE)
+    flush_done(s);
   /* From this store on the stream may be freed by a destroy and its slot
    * reused: every later access is an atomic read of type-stable memory or a
    * CAS that expects exactly the word stored here (incarnation included). */

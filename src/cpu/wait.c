@@ -99,6 +99,7 @@ evrt_status_t evrt__wait_seq(struct evrt__stream *s, uint64_t target,
 bool evrt__stream_add_waiter(struct evrt__item *it) {
   struct evrt__stream *src = it->u.ev.src;
   evrt__spin_lock(&src->wlock);
+  atomic_store_explicit(&it->u.ev.unlinked, false, memory_order_relaxed);
   it->u.ev.wnext = src->waiters;
   src->waiters = it;
   atomic_fetch_add_explicit(&src->nwait, 1u << 16, memory_order_seq_cst);
@@ -150,6 +151,9 @@ void evrt__stream_notify(struct evrt__stream *s, uint64_t seq) {
         *p = it->u.ev.wnext;
         owners[n++] = it->owner;
         atomic_fetch_sub_explicit(&s->nwait, 1u << 16, memory_order_relaxed);
+        /* Last touch of the item (its owner may recycle it once it sees
+         * this): tells the owner it need not take wlock to unlink it. */
+        atomic_store_explicit(&it->u.ev.unlinked, true, memory_order_release);
       } else {
         p = &it->u.ev.wnext;
       }

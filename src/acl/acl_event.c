@@ -62,6 +62,29 @@ static aclError lookup(const char *fn, aclrtEvent event, struct meta *out,
   return ACL_SUCCESS;
 }
 
+/* Register a new evrt event (made with status st) with its ACL metadata m
+ * and hand it out; on any failure nothing is left behind. */
+static aclError adopt(const char *fn, evrt_status_t st, evrt_event_t e,
+                      struct meta *m, aclrtEvent *event) {
+  uint64_t id = 0;
+  if (st == EVRT_SUCCESS && (st = evrt_event_get_id(e, &id)))
+    evrt_event_destroy(e);
+  if (st) {
+    free(m);
+    return evrt__acl_st(st, fn);
+  }
+  pthread_mutex_lock(&evrt__acl_lock);
+  int bad = evrt__acl_map_put(&events, id, m);
+  pthread_mutex_unlock(&evrt__acl_lock);
+  if (bad) {
+    free(m);
+    evrt_event_destroy(e);
+    return evrt__acl_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
+  }
+  *event = (aclrtEvent)e;
+  return ACL_SUCCESS;
+}
+
 static aclError create(const char *fn, aclrtEvent *event, uint32_t flag,
                        int mode) {
   if (!event)
@@ -85,25 +108,8 @@ static aclError create(const char *fn, aclrtEvent *event, uint32_t flag,
   if (!m)
     return evrt__acl_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
   *m = (struct meta){mode, flag, c->device, -1, -1, 0};
-  evrt_event_t e;
-  evrt_status_t st = evrt_event_create(&e, nf);
-  uint64_t id = 0;
-  if (st == EVRT_SUCCESS)
-    st = evrt_event_get_id(e, &id);
-  if (st) {
-    free(m);
-    return evrt__acl_st(st, fn);
-  }
-  pthread_mutex_lock(&evrt__acl_lock);
-  int bad = evrt__acl_map_put(&events, id, m);
-  pthread_mutex_unlock(&evrt__acl_lock);
-  if (bad) {
-    free(m);
-    evrt_event_destroy(e);
-    return evrt__acl_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
-  }
-  *event = (aclrtEvent)e;
-  return ACL_SUCCESS;
+  evrt_event_t e = NULL;
+  return adopt(fn, evrt_event_create(&e, nf), e, m, event);
 }
 
 aclError aclrtCreateEvent(aclrtEvent *event) {
@@ -542,23 +548,6 @@ aclError aclrtIpcOpenEventHandle(aclrtIpcEventHandle handle, aclrtEvent *event) 
   if (!m)
     return evrt__acl_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
   *m = (struct meta){NEW_MODE, ACL_EVENT_IPC, c->device, -1, -1, 1};
-  evrt_event_t e;
-  uint64_t id = 0;
-  evrt_status_t st = evrt_event_ipc_open(&e, &h);
-  if (st == EVRT_SUCCESS && (st = evrt_event_get_id(e, &id)))
-    evrt_event_destroy(e);
-  if (st) {
-    free(m);
-    return evrt__acl_st(st, fn);
-  }
-  pthread_mutex_lock(&evrt__acl_lock);
-  int bad = evrt__acl_map_put(&events, id, m);
-  pthread_mutex_unlock(&evrt__acl_lock);
-  if (bad) {
-    free(m);
-    evrt_event_destroy(e);
-    return evrt__acl_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
-  }
-  *event = (aclrtEvent)e;
-  return ACL_SUCCESS;
+  evrt_event_t e = NULL;
+  return adopt(fn, evrt_event_ipc_open(&e, &h), e, m, event);
 }

@@ -109,7 +109,8 @@ static aclError create(const char *fn, aclrtEvent *event, uint32_t flag,
     return evrt__acl_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
   *m = (struct meta){mode, flag, c->device, -1, -1, 0};
   evrt_event_t e = NULL;
-  return adopt(fn, evrt_event_create(&e, nf), e, m, event);
+  evrt_status_t st = evrt_event_create(&e, nf);
+  return adopt(fn, st, e, m, event);
 }
 
 aclError aclrtCreateEvent(aclrtEvent *event) {
@@ -549,5 +550,6 @@ aclError aclrtIpcOpenEventHandle(aclrtIpcEventHandle handle, aclrtEvent *event) 
     return evrt__acl_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
   *m = (struct meta){NEW_MODE, ACL_EVENT_IPC, c->device, -1, -1, 1};
   evrt_event_t e = NULL;
-  return adopt(fn, evrt_event_ipc_open(&e, &h), e, m, event);
+  evrt_status_t st = evrt_event_ipc_open(&e, &h);
+  return adopt(fn, st, e, m, event);
 }

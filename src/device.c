@@ -11,7 +11,6 @@ int evrt__ndevices;
 struct evrt__device *evrt__devices;
 _Thread_local int evrt__tls_device;
 
-#define EVRT__MAX_DEVICES 64
 #define EVRT__DEFAULT_EVENT_LIMIT 65535u
 
 static long env_long(const char *name, long dflt, long lo, long hi) {
@@ -27,7 +26,7 @@ static long env_long(const char *name, long dflt, long lo, long hi) {
 }
 
 evrt_status_t evrt__devices_init(void) {
-  int n = (int)env_long("EVRT_CPU_DEVICES", 1, 1, EVRT__MAX_DEVICES);
+  int n = evrt__backend->device_count();
   unsigned limit = (unsigned)env_long("EVRT_EVENT_LIMIT",
                                       EVRT__DEFAULT_EVENT_LIMIT, 1, 1L << 30);
   struct evrt__device *d = evrt__calloc((size_t)n, sizeof *d);

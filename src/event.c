@@ -245,7 +245,7 @@ evrt_status_t evrt_event_record(evrt_event_t eh, evrt_stream_t sh) {
     it->u.ev.ev_id = e->id;
     target = evrt__stream_push(s, it);
   } else if (timing) {
-    ts = evrt__now_ns();
+    ts = evrt__backend->timestamp(s->device);
   }
   if (took)
     e->has_resource = true;

@@ -5,10 +5,12 @@
 #include "internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 atomic_int evrt__lib_state;
 struct evrt__table evrt__streams;
 struct evrt__table evrt__events;
+const struct evrt__backend_ops *evrt__backend = &evrt__cpu_backend;
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool atfork_installed;
 
@@ -44,7 +46,13 @@ evrt_status_t evrt__init_slow(void) {
                      EVRT__TAG_STREAM);
     evrt__table_init(&evrt__events, sizeof(struct evrt__event),
                      EVRT__TAG_EVENT);
-    r = evrt__pool_init();
+    const char *want = getenv("EVRT_BACKEND");
+    if (want && *want && strcmp(want, evrt__backend->name) != 0)
+      r = evrt__fail(EVRT_ERROR_NOT_SUPPORTED,
+                     "EVRT_BACKEND=%s: only the \"%s\" backend is built", want,
+                     evrt__backend->name);
+    if (r == EVRT_SUCCESS)
+      r = evrt__backend->init();
     if (r == EVRT_SUCCESS)
       r = evrt__devices_init();
     if (r == EVRT_SUCCESS) {
@@ -71,8 +79,7 @@ evrt_status_t evrt_shutdown(void) {
                       "evrt_shutdown() called from a host function");
   pthread_mutex_lock(&init_lock);
   atomic_store_explicit(&evrt__lib_state, EVRT__SHUTDOWN, memory_order_release);
-  evrt__pool_shutdown();
-  evrt__timer_shutdown();
+  evrt__backend->shutdown();
   evrt__ipc_shutdown();
   evrt__trace_finish();
   pthread_mutex_unlock(&init_lock);

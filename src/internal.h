@@ -357,6 +357,31 @@ void evrt__event_wait_passed(struct evrt__item *it);
  * event.  Returns true if bound (it->u.ev.src/target are set). */
 bool evrt__event_bind_next_record(struct evrt__item *it, bool first);
 
+/* ------------------------------------------------------------- backend */
+/*
+ * What the core asks of a backend.  The cpu backend (src/cpu/backend.c) is
+ * the only one built today; a device backend (CUDA through dlopen, say)
+ * would fill the same table.  Lock contract of each hook:
+ */
+struct evrt__backend_ops {
+  const char *name;
+  /* Number of devices.  Called once, at init, under the init lock. */
+  int (*device_count)(void);
+  /* Start / stop the backend's threads.  Init lock held; no other runtime
+   * lock.  shutdown waits for running items and joins every thread. */
+  evrt_status_t (*init)(void);
+  void (*shutdown)(void);
+  /* Time of a record's execution on a device, in ns on CLOCK_MONOTONIC's
+   * scale.  Any thread; may be called with an event lock held. */
+  uint64_t (*timestamp)(int device);
+  /* Execute a copy / fill work item.  Called by the thread executing the
+   * stream, with no runtime lock held; may take long. */
+  void (*copy)(int device, void *dst, const void *src, size_t n);
+  void (*fill)(int device, void *dst, int value, size_t n);
+};
+extern const struct evrt__backend_ops evrt__cpu_backend;
+extern const struct evrt__backend_ops *evrt__backend;
+
 /* -------------------------------------------------------------- devices */
 struct evrt__device {
   struct evrt__stream *def;

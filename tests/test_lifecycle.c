@@ -65,6 +65,28 @@ TEST(fork_before_first_use_child_can_use_library) {
   ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+TEST(unknown_backend_is_a_clear_error) {
+  /* in a fresh image of this binary, so that init runs again */
+  if (!getenv("EVRT_TEST_FRESH")) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      setenv("EVRT_TEST_FRESH", "1", 1);
+      setenv("EVRT_BACKEND", "cuda", 1);
+      execl("/proc/self/exe", "test_lifecycle",
+            "unknown_backend_is_a_clear_error", (char *)NULL);
+      _exit(3);
+    }
+    int status = -1;
+    waitpid(pid, &status, 0);
+    ASSERT(WIFEXITED(status));
+    ASSERT_EQ(WEXITSTATUS(status), 0);
+    return;
+  }
+  int n = 0;
+  ASSERT_ST(evrt_device_count(&n), EVRT_ERROR_NOT_SUPPORTED);
+  ASSERT(strstr(evrt_last_error_message(), "cpu") != NULL);
+}
+
 TEST(shutdown_joins_workers_and_invalidates) {
   evrt_stream_t s;
   ASSERT_OK(evrt_stream_create(&s, 0, 0, 0));

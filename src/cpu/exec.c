@@ -178,13 +178,15 @@ static bool run_item(struct evrt__stream *s, struct evrt__item *it) {
     if (it->u.mem.n > 65536)
       evrt__pool_flush_local();
     if (it->u.mem.n)
-      memmove(it->u.mem.dst, it->u.mem.src, it->u.mem.n);
+      evrt__backend->copy(s->device, it->u.mem.dst, it->u.mem.src,
+                          it->u.mem.n);
     return true;
   case EVRT__ITEM_MEMSET:
     if (it->u.mem.n > 65536)
       evrt__pool_flush_local();
     if (it->u.mem.n)
-      memset(it->u.mem.dst, it->u.mem.value, it->u.mem.n);
+      evrt__backend->fill(s->device, it->u.mem.dst, it->u.mem.value,
+                          it->u.mem.n);
     return true;
   case EVRT__ITEM_DELAY: {
     uint64_t now = evrt__now_ns();
@@ -204,7 +206,7 @@ static bool run_item(struct evrt__stream *s, struct evrt__item *it) {
     return now >= it->deadline;
   }
   case EVRT__ITEM_RECORD: {
-    uint64_t now = evrt__now_ns();
+    uint64_t now = evrt__backend->timestamp(s->device);
     if (it->u.ev.ipc)
       evrt__ipc_exec_record(it);
     else

@@ -265,6 +265,7 @@ struct evrt__stream {
   struct evrt__item *done_local;
   struct evrt__item *done_local_tail;
   uint32_t n_done_local;
+  uint32_t n_returned; /* items this owner put in `returned` (an estimate) */
   /* --- completion */
   atomic_uint_least64_t done_seq; /* low half doubles as the futex word */
   atomic_uint nwait; /* host waiters (low 16 bits) + stream waiters << 16 */

@@ -42,6 +42,7 @@ evrt_status_t evrt__stream_new(int device, int priority, bool is_default,
   atomic_store_explicit(&s->enq_seq, done, memory_order_relaxed);
   s->done_local = s->done_local_tail = NULL;
   s->n_done_local = 0;
+  s->n_returned = 0;
   /* The waiter list of a drained stream is empty, but a waiter of the
    * previous incarnation may still look at it (evrt__stream_remove_waiter,
    * under wlock): initialize it under the same lock. */

@@ -22,20 +22,33 @@
 
 #define EVRT__FAIRNESS_BUDGET 1024
 #define EVRT__RETURN_BATCH 32
+#define EVRT__RETURN_CAP 256
 
 /* Hand finished items back to producers, or free them when producers have
  * a batch they have not taken yet (bounds the memory a burst leaves). */
 static void flush_done(struct evrt__stream *s) {
-  struct evrt__item *batch = s->done_local;
+  struct evrt__item *batch = s->done_local, *tail = s->done_local_tail;
+  uint32_t n = s->n_done_local;
   if (!batch)
     return;
   s->done_local = s->done_local_tail = NULL;
   s->n_done_local = 0;
-  /* Only the owning worker stores into `returned`; producers only take it
-   * whole.  So a NULL seen here stays NULL until our store. */
-  if (atomic_load_explicit(&s->returned, memory_order_acquire) == NULL) {
-    /* release: producers see the links of the batch */
-    atomic_store_explicit(&s->returned, batch, memory_order_release);
+  /* Producers take `returned` whole (exchange with NULL); only the owning
+   * worker adds to it.  Keep up to EVRT__RETURN_CAP items there: a burst
+   * enqueued ahead of execution then recycles instead of freeing each
+   * item on the worker and allocating it again on the host. */
+  struct evrt__item *top = atomic_load_explicit(&s->returned,
+                                                memory_order_acquire);
+  if (!top)
+    s->n_returned = 0; /* taken since our last look */
+  if (s->n_returned + n <= EVRT__RETURN_CAP) {
+    do {
+      tail->next = top;
+      /* release: producers see the links of the batch */
+    } while (!atomic_compare_exchange_weak_explicit(
+        &s->returned, &top, batch, memory_order_release,
+        memory_order_acquire));
+    s->n_returned = top ? s->n_returned + n : n;
     return;
   }
   while (batch) {

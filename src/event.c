@@ -68,7 +68,8 @@ static inline bool gen_done(const struct gen *g) {
   return !g->src || evrt__done(g->src) >= g->target;
 }
 
-static evrt_status_t get_event(evrt_event_t h, struct evrt__event **out) {
+static inline __attribute__((always_inline)) evrt_status_t
+get_event(evrt_event_t h, struct evrt__event **out) {
   evrt_status_t st = evrt__ready();
   if (EVRT_UNLIKELY(st))
     return st;
@@ -80,7 +81,8 @@ static evrt_status_t get_event(evrt_event_t h, struct evrt__event **out) {
   return EVRT_SUCCESS;
 }
 
-static evrt_status_t get_pair(evrt_event_t eh, evrt_stream_t sh,
+static inline __attribute__((always_inline)) evrt_status_t
+get_pair(evrt_event_t eh, evrt_stream_t sh,
                               struct evrt__event **e, struct evrt__stream **s) {
   evrt_status_t st = get_event(eh, e);
   if (EVRT_UNLIKELY(st))

@@ -192,7 +192,8 @@ static evrt_status_t enqueue(struct evrt__stream *s, const struct evrt__item *tm
   return EVRT_SUCCESS;
 }
 
-static evrt_status_t get_stream(evrt_stream_t h, struct evrt__stream **out) {
+static inline __attribute__((always_inline)) evrt_status_t
+get_stream(evrt_stream_t h, struct evrt__stream **out) {
   evrt_status_t st = evrt__ready();
   if (EVRT_UNLIKELY(st))
     return st;

@@ -39,7 +39,10 @@ if not core:
     raise SystemExit("setup.py: the evrt sources (../src) were not found; "
                      "build from a checkout of the evrt repository")
 
-macros = [("_GNU_SOURCE", None)]
+# The core is compiled into this dlopen'd module: its thread-locals must use
+# the general-dynamic TLS model (initial-exec ones may not fit the static TLS
+# block that is left for modules loaded late).
+macros = [("_GNU_SOURCE", None), ("EVRT_TLS_DYNAMIC", "1")]
 if acl and os.path.exists(os.path.join(ROOT, "include", "acl", "acl.h")):
     macros.append(("EVRTPY_HAVE_ACL", "1"))
 else:

@@ -9,7 +9,7 @@
 
 int evrt__ndevices;
 struct evrt__device *evrt__devices;
-_Thread_local int evrt__tls_device;
+EVRT_TLS int evrt__tls_device;
 
 #define EVRT__DEFAULT_EVENT_LIMIT 65535u
 

@@ -7,7 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-static _Thread_local evrt_status_t tls_last;
+static EVRT_TLS evrt_status_t tls_last;
 static _Thread_local char tls_msg[256];
 
 const char *evrt_strerror(evrt_status_t st) {

@@ -45,13 +45,13 @@ static evrt_status_t grow(struct evrt__table *t, uint32_t index) {
 /* Per-thread cache of free slots, so that a create/destroy pair on one
  * thread takes no atomic read-modify-write.  Flushed to the global stack
  * when the thread exits. */
-#define TCACHE 32
+#define TCACHE 16
 struct tcache {
   struct evrt__table *table;
   uint32_t n;
   struct evrt__obj *objs[TCACHE];
 };
-static _Thread_local struct tcache tcaches[3];
+static EVRT_TLS struct tcache tcaches[2]; /* by tag - 1 */
 static pthread_key_t tcache_key;
 static pthread_once_t tcache_once = PTHREAD_ONCE_INIT;
 
@@ -59,7 +59,7 @@ static void global_push(struct evrt__table *t, struct evrt__obj *o);
 
 static void tcache_flush(void *arg) {
   (void)arg;
-  for (int i = 0; i < 3; i++) {
+  for (int i = 0; i < 2; i++) {
     struct tcache *c = &tcaches[i];
     while (c->n)
       global_push(c->table, c->objs[--c->n]);
@@ -68,7 +68,7 @@ static void tcache_flush(void *arg) {
 static void tcache_key_make(void) { pthread_key_create(&tcache_key, tcache_flush); }
 
 evrt_status_t evrt__table_alloc(struct evrt__table *t, struct evrt__obj **out) {
-  struct tcache *c = &tcaches[t->tag];
+  struct tcache *c = &tcaches[t->tag - 1];
   if (EVRT_LIKELY(c->n)) {
     *out = c->objs[--c->n];
     return EVRT_SUCCESS;
@@ -117,7 +117,7 @@ static void global_push(struct evrt__table *t, struct evrt__obj *o) {
 }
 
 void evrt__table_release(struct evrt__table *t, struct evrt__obj *o) {
-  struct tcache *c = &tcaches[t->tag];
+  struct tcache *c = &tcaches[t->tag - 1];
   if (EVRT_UNLIKELY(!c->table)) {
     pthread_once(&tcache_once, tcache_key_make);
     /* any non-NULL value makes the destructor run at thread exit */

@@ -95,7 +95,7 @@ const char *evrt_version_string(void) {
       EVRT_VERSION_MINOR) "." EVRT_STR_(EVRT_VERSION_PATCH);
 }
 
-static _Thread_local uint64_t tls_thread_id;
+static EVRT_TLS uint64_t tls_thread_id;
 static atomic_uint_least64_t next_thread_id;
 uint64_t evrt_thread_id(void) {
   if (EVRT_UNLIKELY(tls_thread_id == 0))

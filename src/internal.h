@@ -36,6 +36,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Hot thread-locals use the initial-exec TLS model: no __tls_get_addr call
+ * per access in a shared library.  They are few and small (well under the
+ * static TLS surplus glibc keeps for libraries loaded with dlopen, such as
+ * the Python extension); the 256-byte error message stays general-dynamic. */
+#ifdef EVRT_TLS_DYNAMIC /* core compiled into a dlopen'd module */
+#define EVRT_TLS _Thread_local
+#else
+#define EVRT_TLS _Thread_local __attribute__((tls_model("initial-exec")))
+#endif
+
 #define EVRT_LIKELY(x) __builtin_expect(!!(x), 1)
 #define EVRT_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
@@ -283,8 +293,8 @@ struct evrt__stream {
 };
 
 extern struct evrt__table evrt__streams;
-extern _Thread_local struct evrt__stream *evrt__tls_stream; /* host fn running */
-extern _Thread_local uint64_t evrt__tls_seq;                /* its seq */
+extern EVRT_TLS struct evrt__stream *evrt__tls_stream; /* host fn running */
+extern EVRT_TLS uint64_t evrt__tls_seq;                /* its seq */
 
 static inline struct evrt__stream *evrt__stream_get(evrt_stream_t h) {
   return (struct evrt__stream *)evrt__table_lookup(&evrt__streams,
@@ -391,7 +401,7 @@ struct evrt__device {
 };
 extern int evrt__ndevices;
 extern struct evrt__device *evrt__devices;
-extern _Thread_local int evrt__tls_device;
+extern EVRT_TLS int evrt__tls_device;
 evrt_status_t evrt__devices_init(void);
 bool evrt__event_resource_take(int device);
 void evrt__event_resource_give(int device);

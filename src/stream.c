@@ -16,8 +16,8 @@
 
 #include <string.h>
 
-_Thread_local struct evrt__stream *evrt__tls_stream;
-_Thread_local uint64_t evrt__tls_seq;
+EVRT_TLS struct evrt__stream *evrt__tls_stream;
+EVRT_TLS uint64_t evrt__tls_seq;
 static atomic_uint_least64_t next_stream_id;
 
 evrt_status_t evrt__stream_new(int device, int priority, bool is_default,

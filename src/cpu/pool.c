@@ -41,9 +41,9 @@ static struct {
   bool monitor_started;
 } P = {.lock = PTHREAD_MUTEX_INITIALIZER, .exited = PTHREAD_COND_INITIALIZER};
 
-static _Thread_local struct evrt__worker *tls_worker;
+static EVRT_TLS struct evrt__worker *tls_worker;
 /* A stream resumed by this worker, run next by it (see evrt__pool_push_local). */
-static _Thread_local struct evrt__stream *tls_runnext;
+static EVRT_TLS struct evrt__stream *tls_runnext;
 
 static void *worker_main(void *arg);
 

@@ -21,7 +21,7 @@
 static atomic_uint spin_base_ns; /* EVRT_SPIN_NS or the default */
 /* Per-thread adaptive budget: doubles when spinning paid off, halves when the
  * thread had to park anyway, within [base / 8, 4 * base]. */
-static _Thread_local int64_t tls_budget = -1;
+static EVRT_TLS int64_t tls_budget = -1;
 
 uint64_t evrt__spin_budget_ns(void) {
   unsigned b = atomic_load_explicit(&spin_base_ns, memory_order_relaxed);

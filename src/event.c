@@ -322,6 +322,20 @@ evrt_status_t evrt_event_synchronize(evrt_event_t h) {
   return evrt_event_synchronize_timeout(h, -1);
 }
 
+/* A wait that needed no item still shows in a trace: a zero-length wait
+ * slice on the waiting stream (with its flow from the record, if any). */
+static void trace_skipped_wait(struct evrt__stream *s, struct evrt__event *e,
+                               const struct gen *g) {
+  uint64_t t = evrt__now_ns();
+  uint64_t gen = g ? g->rec_no : 0;
+  if (g)
+    evrt__trace_wait_bind(s->device, s->id, e->id, gen, t);
+  evrt__trace_item(s->device, s->id, EVRT__ITEM_WAIT, NULL, t, t,
+                   g ? e->id : 0, gen);
+  if (g)
+    evrt__trace_wait_resume(s->device, s->id, e->id, gen, t);
+}
+
 static evrt_status_t stream_wait(evrt_stream_t sh, evrt_event_t eh,
                                  int64_t timeout_ns) {
   struct evrt__event *e = NULL;
@@ -346,6 +360,8 @@ static evrt_status_t stream_wait(evrt_stream_t sh, evrt_event_t eh,
   if (!g.src && !next_record) {
     /* Rule 2: a never-recorded (or reset) event is an empty dependency. */
     evrt__event_unlock(e);
+    if (EVRT_TRACING())
+      trace_skipped_wait(s, e, NULL);
     return EVRT_SUCCESS;
   }
   if (!next_record && gen_done(&g) &&
@@ -353,6 +369,8 @@ static evrt_status_t stream_wait(evrt_stream_t sh, evrt_event_t eh,
     /* Satisfied already and the waiting stream is idle: it has passed the
      * wait the moment it was made.  No item, no wake-up. */
     evrt__event_unlock(e);
+    if (EVRT_TRACING())
+      trace_skipped_wait(s, e, &g);
     return EVRT_SUCCESS;
   }
   struct evrt__item *it = evrt__item_new(s);

@@ -1,63 +1,14 @@
 /*
- * test.h - the tiny test harness of evrt's C tests.
- *
- * Each test file is one executable holding several TEST()s; main() runs them
- * all (or the one named on the command line) and prints a summary line
- * "N passed, N failed".  Asserts print both operands.  Exit 77 = skipped.
+ * test.h - harness of evrt's C tests: harness.h plus the evrt status asserts
+ * (ASSERT_ST, ASSERT_OK name the status and print the library's detail
+ * message).
  */
 #ifndef EVRT_TEST_H
 #define EVRT_TEST_H
 
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
+#include "harness.h"
+
 #include <evrt.h>
-
-#include <inttypes.h>
-#include <pthread.h>
-#include <stdatomic.h>
-#include <stdbool.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
-
-typedef void (*test_fn)(void);
-struct test_case { const char *name; test_fn fn; };
-static struct test_case test_cases_[256];
-static int test_count_;
-static int test_failed_now_;
-
-#define TEST(tname)                                                            \
-  static void test_##tname(void);                                              \
-  __attribute__((constructor)) static void reg_##tname(void) {                 \
-    test_cases_[test_count_].name = #tname;                                    \
-    test_cases_[test_count_++].fn = test_##tname;                              \
-  }                                                                            \
-  static void test_##tname(void)
-
-#define FAIL_(...)                                                             \
-  do {                                                                         \
-    fprintf(stderr, "  %s:%d: ", __FILE__, __LINE__);                          \
-    fprintf(stderr, __VA_ARGS__);                                              \
-    fprintf(stderr, "\n");                                                     \
-    test_failed_now_ = 1;                                                      \
-    return;                                                                    \
-  } while (0)
-
-#define ASSERT(c)                                                              \
-  do {                                                                         \
-    if (!(c))                                                                  \
-      FAIL_("assertion failed: %s", #c);                                       \
-  } while (0)
-
-#define ASSERT_EQ(a, b)                                                        \
-  do {                                                                         \
-    long long a_ = (long long)(a), b_ = (long long)(b);                        \
-    if (a_ != b_)                                                              \
-      FAIL_("%s == %s failed: %lld != %lld", #a, #b, a_, b_);                  \
-  } while (0)
 
 /* Status check that names the status and the library's detail message. */
 #define ASSERT_ST(expr, want)                                                  \
@@ -69,63 +20,6 @@ static int test_failed_now_;
   } while (0)
 #define ASSERT_OK(expr) ASSERT_ST(expr, EVRT_SUCCESS)
 
-static inline uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-static inline void sleep_ms(unsigned ms) {
-  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
-/* Poll cond for up to ms milliseconds. */
-#define WAIT_UNTIL(cond, ms)                                                   \
-  do {                                                                         \
-    uint64_t dl_ = now_ns() + (uint64_t)(ms) * 1000000u;                       \
-    while (!(cond) && now_ns() < dl_)                                          \
-      sleep_ms(1);                                                             \
-  } while (0)
-
-/* A number field of /proc/self/status ("Threads:", "VmRSS:"), -1 if absent. */
-static inline long proc_status(const char *field) {
-  FILE *f = fopen("/proc/self/status", "r");
-  char line[256];
-  long n = -1;
-  size_t len = strlen(field);
-  while (f && fgets(line, sizeof line, f))
-    if (!strncmp(line, field, len)) {
-      n = strtol(line + len, NULL, 10);
-      break;
-    }
-  if (f)
-    fclose(f);
-  return n;
-}
-static inline int thread_count(void) { return (int)proc_status("Threads:"); }
-static inline long rss_kb(void) { return proc_status("VmRSS:"); }
-
-static inline uint64_t thread_cpu_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-int main(int argc, char **argv) {
-  int passed = 0, failed = 0;
-  setvbuf(stdout, NULL, _IONBF, 0);
-  for (int i = 0; i < test_count_; i++) {
-    if (argc > 1 && strcmp(argv[1], test_cases_[i].name) != 0)
-      continue;
-    test_failed_now_ = 0;
-    test_cases_[i].fn();
-    printf("%s %s\n", test_failed_now_ ? "FAIL" : "ok  ", test_cases_[i].name);
-    if (test_failed_now_)
-      failed++;
-    else
-      passed++;
-  }
-  printf("%d passed, %d failed\n", passed, failed);
-  return failed ? 1 : 0;
-}
+int main(int argc, char **argv) { return harness_run(argc, argv) ? 1 : 0; }
 
 #endif

@@ -9,52 +9,9 @@
 #ifndef ACL_TEST_H
 #define ACL_TEST_H
 
-#define _GNU_SOURCE
+#include "harness.h"
+
 #include <acl/acl.h>
-
-#include <pthread.h>
-#include <stdatomic.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
-
-typedef void (*test_fn)(void);
-struct test_case { const char *name; test_fn fn; };
-static struct test_case test_cases_[128];
-static int test_count_;
-static int test_failed_now_;
-
-#define TEST(tname)                                                            \
-  static void test_##tname(void);                                              \
-  __attribute__((constructor)) static void reg_##tname(void) {                 \
-    test_cases_[test_count_].name = #tname;                                    \
-    test_cases_[test_count_++].fn = test_##tname;                              \
-  }                                                                            \
-  static void test_##tname(void)
-
-#define FAIL_(...)                                                             \
-  do {                                                                         \
-    fprintf(stderr, "  %s:%d: ", __FILE__, __LINE__);                          \
-    fprintf(stderr, __VA_ARGS__);                                              \
-    fprintf(stderr, "\n");                                                     \
-    test_failed_now_ = 1;                                                      \
-    return;                                                                    \
-  } while (0)
-
-#define ASSERT(c)                                                              \
-  do {                                                                         \
-    if (!(c))                                                                  \
-      FAIL_("assertion failed: %s", #c);                                       \
-  } while (0)
-
-#define ASSERT_EQ(a, b)                                                        \
-  do {                                                                         \
-    long long a_ = (long long)(a), b_ = (long long)(b);                        \
-    if (a_ != b_)                                                              \
-      FAIL_("%s == %s failed: %lld != %lld", #a, #b, a_, b_);                  \
-  } while (0)
 
 #define ASSERT_ACL(expr, want)                                                 \
   do {                                                                         \
@@ -66,16 +23,6 @@ static int test_failed_now_;
     }                                                                          \
   } while (0)
 #define ASSERT_OK(expr) ASSERT_ACL(expr, ACL_SUCCESS)
-
-static inline uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-static inline void sleep_ms(unsigned ms) {
-  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
 
 /* A latch: host tasks block in gate_pass until gate_open. */
 typedef struct {
@@ -122,21 +69,8 @@ static void acl_test_setup(void) {
 }
 
 int main(int argc, char **argv) {
-  int passed = 0, failed = 0;
-  setvbuf(stdout, NULL, _IONBF, 0);
   acl_test_setup();
-  for (int i = 0; i < test_count_; i++) {
-    if (argc > 1 && strcmp(argv[1], test_cases_[i].name) != 0)
-      continue;
-    test_failed_now_ = 0;
-    test_cases_[i].fn();
-    printf("%s %s\n", test_failed_now_ ? "FAIL" : "ok  ", test_cases_[i].name);
-    if (test_failed_now_)
-      failed++;
-    else
-      passed++;
-  }
-  printf("%d passed, %d failed\n", passed, failed);
+  int failed = harness_run(argc, argv);
   aclrtResetDevice(0);
   aclFinalize();
   return failed ? 1 : 0;

@@ -322,18 +322,16 @@ evrt_status_t evrt_event_synchronize(evrt_event_t h) {
   return evrt_event_synchronize_timeout(h, -1);
 }
 
-/* A wait that needed no item still shows in a trace: a zero-length wait
- * slice on the waiting stream (with its flow from the record, if any). */
+/* A wait satisfied at the call on an idle stream needs no item but still
+ * shows in a trace: a zero-length wait slice with its flow. */
 static void trace_skipped_wait(struct evrt__stream *s, struct evrt__event *e,
                                const struct gen *g) {
+  /* Only called for a stream found idle, so the slice overlaps nothing. */
   uint64_t t = evrt__now_ns();
-  uint64_t gen = g ? g->rec_no : 0;
-  if (g)
-    evrt__trace_wait_bind(s->device, s->id, e->id, gen, t);
-  evrt__trace_item(s->device, s->id, EVRT__ITEM_WAIT, NULL, t, t,
-                   g ? e->id : 0, gen);
-  if (g)
-    evrt__trace_wait_resume(s->device, s->id, e->id, gen, t);
+  evrt__trace_wait_bind(s->device, s->id, e->id, g->rec_no, t);
+  evrt__trace_item(s->device, s->id, EVRT__ITEM_WAIT, NULL, t, t, e->id,
+                   g->rec_no);
+  evrt__trace_wait_resume(s->device, s->id, e->id, g->rec_no, t);
 }
 
 static evrt_status_t stream_wait(evrt_stream_t sh, evrt_event_t eh,
@@ -359,9 +357,9 @@ static evrt_status_t stream_wait(evrt_stream_t sh, evrt_event_t eh,
   bool next_record = !g.src && (e->flags & EVRT_EVENT_WAIT_NEXT_RECORD);
   if (!g.src && !next_record) {
     /* Rule 2: a never-recorded (or reset) event is an empty dependency. */
+    /* (No trace slice: the stream may be busy right now, and a slice
+     * stamped at this call would overlap the item it is running.) */
     evrt__event_unlock(e);
-    if (EVRT_TRACING())
-      trace_skipped_wait(s, e, NULL);
     return EVRT_SUCCESS;
   }
   if (!next_record && gen_done(&g) &&

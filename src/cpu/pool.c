@@ -44,6 +44,11 @@ static struct {
 static EVRT_TLS struct evrt__worker *tls_worker;
 /* A stream resumed by this worker, run next by it (see evrt__pool_push_local). */
 static EVRT_TLS struct evrt__stream *tls_runnext;
+/* Streams popped together under one lock when many are ready (fan-out):
+ * run by this worker in order, given back before user code runs. */
+#define EVRT__POP_BATCH 8
+static EVRT_TLS struct evrt__stream *tls_batch[EVRT__POP_BATCH];
+static EVRT_TLS int tls_bhead, tls_btail;
 
 static void *worker_main(void *arg);
 
@@ -154,11 +159,16 @@ bool evrt__pool_push_local(struct evrt__stream *s) {
 /* Before running something that may take long (user code), give the kept
  * stream to the pool so that it does not wait behind it. */
 void evrt__pool_flush_local(void) {
-  struct evrt__stream *s = tls_runnext;
-  if (s) {
+  struct evrt__stream *v[EVRT__POP_BATCH + 1];
+  int n = 0;
+  if (tls_runnext) {
+    v[n++] = tls_runnext;
     tls_runnext = NULL;
-    evrt__pool_push(s);
   }
+  while (tls_bhead < tls_btail)
+    v[n++] = tls_batch[tls_bhead++];
+  tls_bhead = tls_btail = 0;
+  evrt__pool_push_many(v, n);
 }
 
 void evrt__pool_push(struct evrt__stream *s) { evrt__pool_push_many(&s, 1); }
@@ -182,6 +192,13 @@ static void *worker_main(void *arg) {
       evrt__exec_stream(s);
       continue;
     }
+    if (tls_bhead < tls_btail) {
+      s = tls_batch[tls_bhead++];
+      if (tls_bhead == tls_btail)
+        tls_bhead = tls_btail = 0;
+      evrt__exec_stream(s);
+      continue;
+    }
     pthread_mutex_lock(&P.lock);
     if (P.stop) {
       worker_exit_locked(w);
@@ -189,6 +206,15 @@ static void *worker_main(void *arg) {
       return NULL;
     }
     s = pop_locked();
+    /* Many ready streams (a fan-out): take a few more under this lock,
+     * leaving plenty for the other workers. */
+    while (s && tls_btail < EVRT__POP_BATCH &&
+           (int)P.rq_len > 2 * P.nworkers) {
+      struct evrt__stream *x = pop_locked();
+      if (!x)
+        break;
+      tls_batch[tls_btail++] = x;
+    }
     /* More ready streams than this worker can take: a push that saw a
      * spinner woke nobody, trusting it to find the work; it found one
      * stream, so pass the wake-up on (else a second stream could wait for

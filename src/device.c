@@ -4,7 +4,6 @@
  */
 #include "internal.h"
 
-#include <errno.h>
 #include <stdlib.h>
 
 int evrt__ndevices;
@@ -13,21 +12,9 @@ EVRT_TLS int evrt__tls_device;
 
 #define EVRT__DEFAULT_EVENT_LIMIT 65535u
 
-static long env_long(const char *name, long dflt, long lo, long hi) {
-  const char *v = getenv(name);
-  if (!v || !*v)
-    return dflt;
-  char *end;
-  errno = 0;
-  long x = strtol(v, &end, 10);
-  if (errno || *end || x < lo || x > hi)
-    return dflt;
-  return x;
-}
-
 evrt_status_t evrt__devices_init(void) {
   int n = evrt__backend->device_count();
-  unsigned limit = (unsigned)env_long("EVRT_EVENT_LIMIT",
+  unsigned limit = (unsigned)evrt__env_long("EVRT_EVENT_LIMIT",
                                       EVRT__DEFAULT_EVENT_LIMIT, 1, 1L << 30);
   struct evrt__device *d = evrt__calloc((size_t)n, sizeof *d);
   if (!d)

@@ -61,6 +61,8 @@ void evrt__futex_wake(atomic_uint *addr, int count, int shared);
 uint64_t evrt__now_ns(void);
 int evrt__ncpu(void);
 void evrt__sleep_ns(uint64_t ns);
+/* An integer environment variable in [lo, hi]; dflt if unset or invalid. */
+long evrt__env_long(const char *name, long dflt, long lo, long hi);
 static inline void evrt__cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
@@ -313,6 +315,8 @@ evrt_status_t evrt__stream_new(int device, int priority, bool is_default,
 /* Allocate an item for s (from its recycle list or malloc) or NULL. */
 struct evrt__item *evrt__item_new(struct evrt__stream *s);
 void evrt__item_discard(struct evrt__stream *s, struct evrt__item *it);
+/* Free a ->next-linked list of items. */
+void evrt__items_free(struct evrt__item *list);
 /* Append a filled item; assigns it->seq and schedules the stream.  Never
  * fails. */
 uint64_t evrt__stream_push(struct evrt__stream *s, struct evrt__item *it);
@@ -418,7 +422,6 @@ void evrt__pool_flush_local(void);
 /* Make a parked stream QUEUED (true: the caller now owns it and must push
  * it); otherwise note the resume for its owner. */
 bool evrt__stream_try_queue(struct evrt__stream *s);
-int evrt__pool_nworkers(void);
 bool evrt__pool_has_ready(void);
 bool evrt__pool_spin_enter(void);
 void evrt__pool_spin_leave(void);

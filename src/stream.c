@@ -63,7 +63,7 @@ evrt_status_t evrt__stream_new(int device, int priority, bool is_default,
   return EVRT_SUCCESS;
 }
 
-static void free_list(struct evrt__item *it) {
+void evrt__items_free(struct evrt__item *it) {
   while (it) {
     struct evrt__item *next = it->next;
     evrt__free(it);
@@ -77,12 +77,12 @@ void evrt__stream_free(struct evrt__stream *s) {
     evrt__free(s->head);
   s->head = &s->stub;
   evrt__spin_lock(&s->plock);
-  free_list(s->pfree);
+  evrt__items_free(s->pfree);
   s->pfree = NULL;
   s->tail = &s->stub;
   evrt__spin_unlock(&s->plock);
-  free_list(atomic_exchange_explicit(&s->returned, NULL, memory_order_acquire));
-  free_list(s->done_local);
+  evrt__items_free(atomic_exchange_explicit(&s->returned, NULL, memory_order_acquire));
+  evrt__items_free(s->done_local);
   s->done_local = s->done_local_tail = NULL;
   s->n_done_local = 0;
   evrt__table_release(&evrt__streams, &s->hdr);

@@ -5,22 +5,13 @@
  */
 #include "internal.h"
 
-#include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
 #define EVRT__MAX_DEVICES 64
 
 static int cpu_device_count(void) {
-  const char *v = getenv("EVRT_CPU_DEVICES");
-  if (!v || !*v)
-    return 1;
-  char *end;
-  errno = 0;
-  long n = strtol(v, &end, 10);
-  if (errno || *end || n < 1 || n > EVRT__MAX_DEVICES)
-    return 1; /* documented: a bad value means the default */
-  return (int)n;
+  /* documented: a bad value means the default */
+  return (int)evrt__env_long("EVRT_CPU_DEVICES", 1, 1, EVRT__MAX_DEVICES);
 }
 
 static evrt_status_t cpu_init(void) { return evrt__pool_init(); }

@@ -51,11 +51,7 @@ static void flush_done(struct evrt__stream *s) {
     s->n_returned = top ? s->n_returned + n : n;
     return;
   }
-  while (batch) {
-    struct evrt__item *next = batch->next;
-    evrt__free(batch);
-    batch = next;
-  }
+  evrt__items_free(batch);
 }
 
 bool evrt__stream_try_queue(struct evrt__stream *s) {

@@ -351,14 +351,6 @@ void evrt__pool_shutdown(void) {
     pthread_join(P.monitor, NULL);
 }
 
-/* For tests and benchmarks: number of worker threads now. */
-int evrt__pool_nworkers(void) {
-  pthread_mutex_lock(&P.lock);
-  int n = P.nworkers;
-  pthread_mutex_unlock(&P.lock);
-  return n;
-}
-
 bool evrt__pool_has_ready(void) {
   return atomic_load_explicit(&P.rq_len, memory_order_relaxed) != 0;
 }

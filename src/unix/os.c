@@ -4,6 +4,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <sched.h>
@@ -63,4 +64,16 @@ void evrt__spin_lock_slow(evrt__spin_t *l) {
     else
       sched_yield();
   }
+}
+
+long evrt__env_long(const char *name, long dflt, long lo, long hi) {
+  const char *v = getenv(name);
+  if (!v || !*v)
+    return dflt;
+  char *end;
+  errno = 0;
+  long x = strtol(v, &end, 10);
+  if (errno || *end || x < lo || x > hi)
+    return dflt;
+  return x;
 }

@@ -15,8 +15,8 @@
  *    when done_seq >= k.  It only grows, across stream incarnations too (a
  *    recycled stream slot keeps counting), so a generation (stream, target)
  *    stays valid forever.  It is stored seq_cst by the worker and paired with
- *    a seq_cst read of stream.nwait (the Dekker pair with waiters, which
- *    increment nwait and then re-read done_seq).
+ *    a seq_cst read of stream.wake_at (the Dekker pair with waiters, which
+ *    lower wake_at to their target and then re-read done_seq).
  *  - event generation fields are published under a seqlock (event.lock);
  *    readers retry on a torn read and never write.
  *  - objects live in type-stable slots (handle.c): memory of a destroyed
@@ -279,10 +279,15 @@ struct evrt__stream {
   uint32_t n_done_local;
   uint32_t n_returned; /* items this owner put in `returned` (an estimate) */
   /* --- completion */
-  atomic_uint_least64_t done_seq; /* low half doubles as the futex word */
-  atomic_uint nwait; /* host waiters (low 16 bits) + stream waiters << 16 */
+  atomic_uint_least64_t done_seq;
+  /* Smallest target of any registered waiter (UINT64_MAX: none); the
+   * worker calls evrt__stream_notify only when done_seq reaches it, so a
+   * host parked on a far target costs no wake-up per completion.  Lowered
+   * by registrations and recomputed by notify, both under wlock. */
+  atomic_uint_least64_t wake_at;
   evrt__spin_t wlock;
   struct evrt__item *waiters; /* parked wait items bound to this stream */
+  struct evrt__hwaiter *hwaiters; /* host threads parked in a wait (wait.c) */
   atomic_uint_least64_t wait_failures;
   /* --- identity */
   int device;

@@ -48,6 +48,8 @@ evrt_status_t evrt__stream_new(int device, int priority, bool is_default,
    * under wlock): initialize it under the same lock. */
   evrt__spin_lock(&s->wlock);
   s->waiters = NULL;
+  s->hwaiters = NULL;
+  atomic_store_explicit(&s->wake_at, UINT64_MAX, memory_order_relaxed);
   evrt__spin_unlock(&s->wlock);
   atomic_store_explicit(&s->wait_failures, 0, memory_order_relaxed);
   s->device = device;

@@ -337,7 +337,8 @@ void evrt__exec_stream(struct evrt__stream *s) {
     last = seq;
     /* seq_cst: the Dekker pair with waiters (wait.c) */
     atomic_store_explicit(&s->done_seq, seq, memory_order_seq_cst);
-    if (atomic_load_explicit(&s->nwait, memory_order_seq_cst))
+    if (EVRT_UNLIKELY(seq >= atomic_load_explicit(&s->wake_at,
+                                                  memory_order_seq_cst)))
       evrt__stream_notify(s, seq);
     if (s->n_done_local >= EVRT__RETURN_BATCH)
       flush_done(s);

@@ -1,21 +1,35 @@
 /*
  * wait.c - completion side of streams: host threads waiting for a stream to
- * reach a seq (spin briefly, then futex), and streams parked on another
+ * reach a seq (spin briefly, then park), and streams parked on another
  * stream's progress.
  *
- * Locks: stream.wlock only (a leaf).  Streams found satisfied under it are
- * resumed after it is released.
+ * Locks: stream.wlock only (a leaf).  Streams and host threads found
+ * satisfied under it are resumed / woken after it is released.
  *
- * The Dekker pair: a waiter increments nwait (seq_cst RMW) and then reads
- * done_seq (seq_cst); the worker stores done_seq (seq_cst) and then reads
- * nwait (seq_cst).  At least one of them sees the other, so a waiter is never
- * missed and a worker with no waiters pays one load.
+ * Waiters register under wlock with their target: stream waits link their
+ * WAIT item on `waiters`, host threads link a struct evrt__hwaiter (on their
+ * own stack) on `hwaiters` and sleep on its private futex word.  wake_at is
+ * the smallest registered target.  The Dekker pair: a registrar stores
+ * wake_at (seq_cst) and then re-reads done_seq (seq_cst); the worker stores
+ * done_seq (seq_cst) and then reads wake_at (seq_cst).  At least one sees the
+ * other, so a waiter is never missed; a worker whose waiters are all further
+ * ahead pays one load per item and no lock, and a parked host is woken once,
+ * when its own target is reached (not at every completion of the stream).
+ * notify recomputes wake_at under wlock after unlinking the satisfied ones,
+ * so it never hides a registration made before it took the lock; one made
+ * after stores wake_at itself.
  */
 #include "internal.h"
 
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
+
+struct evrt__hwaiter {
+  struct evrt__hwaiter *next;
+  uint64_t target;
+  atomic_uint futex; /* 0 = waiting; 1 = unlinked and woken by notify */
+};
 
 #define EVRT__SPIN_MAX_NS 20000u
 static atomic_uint spin_base_ns; /* EVRT_SPIN_NS or the default */
@@ -36,9 +50,21 @@ uint64_t evrt__spin_budget_ns(void) {
   return b - 1;
 }
 
-static inline uint64_t u64_futex_val(struct evrt__stream *s, uint64_t *d) {
-  *d = atomic_load_explicit(&s->done_seq, memory_order_seq_cst);
-  return (uint32_t)*d;
+/* Caller holds s->wlock. */
+static inline void lower_wake_at_locked(struct evrt__stream *s, uint64_t t) {
+  uint64_t cur = atomic_load_explicit(&s->wake_at, memory_order_relaxed);
+  /* seq_cst even when unchanged: the registrar's half of the Dekker pair
+   * (store wake_at, then read done_seq) */
+  atomic_store_explicit(&s->wake_at, t < cur ? t : cur, memory_order_seq_cst);
+}
+
+/* Caller holds s->wlock: unlink hw if notify has not already. */
+static void hw_unlink_locked(struct evrt__stream *s, struct evrt__hwaiter *hw) {
+  for (struct evrt__hwaiter **p = &s->hwaiters; *p; p = &(*p)->next)
+    if (*p == hw) {
+      *p = hw->next;
+      return;
+    }
 }
 
 evrt_status_t evrt__wait_seq(struct evrt__stream *s, uint64_t target,
@@ -73,12 +99,19 @@ evrt_status_t evrt__wait_seq(struct evrt__stream *s, uint64_t target,
       tls_budget = (int64_t)(base / 8);
   }
   evrt_status_t r = EVRT_SUCCESS;
-  atomic_fetch_add_explicit(&s->nwait, 1, memory_order_seq_cst);
+  struct evrt__hwaiter hw = {.next = NULL, .target = target};
+  atomic_init(&hw.futex, 0);
+  evrt__spin_lock(&s->wlock);
+  hw.next = s->hwaiters;
+  s->hwaiters = &hw;
+  lower_wake_at_locked(s, target);
+  evrt__spin_unlock(&s->wlock);
   for (;;) {
-    uint64_t d;
-    uint32_t v = (uint32_t)u64_futex_val(s, &d);
-    if (d >= target)
+    /* acquire: notify sets the word after done_seq reached the target */
+    if (atomic_load_explicit(&hw.futex, memory_order_acquire))
       break;
+    if (atomic_load_explicit(&s->done_seq, memory_order_seq_cst) >= target)
+      break; /* reached before (or while) we registered */
     int64_t left = -1;
     if (deadline) {
       uint64_t now = evrt__now_ns();
@@ -88,11 +121,19 @@ evrt_status_t evrt__wait_seq(struct evrt__stream *s, uint64_t target,
       }
       left = (int64_t)(deadline - now);
     }
-    /* The futex word is the low half of done_seq: any completion changes
-     * it, so a wake-up between our read and the wait is never lost. */
-    evrt__futex_wait((atomic_uint *)(void *)&s->done_seq, v, left, 0);
+    evrt__futex_wait(&hw.futex, 0, left, 0);
   }
-  atomic_fetch_sub_explicit(&s->nwait, 1, memory_order_relaxed);
+  if (!atomic_load_explicit(&hw.futex, memory_order_acquire)) {
+    /* Leaving without notify's help (reached at registration, or timed
+     * out): take ourselves off the list before the frame goes away. */
+    evrt__spin_lock(&s->wlock);
+    if (!atomic_load_explicit(&hw.futex, memory_order_relaxed))
+      hw_unlink_locked(s, &hw);
+    evrt__spin_unlock(&s->wlock);
+    /* A notify that ran meanwhile means the target was reached after all. */
+    if (r == EVRT_ERROR_TIMEOUT && evrt__done(s) >= target)
+      r = EVRT_SUCCESS;
+  }
   return r;
 }
 
@@ -102,11 +143,11 @@ bool evrt__stream_add_waiter(struct evrt__item *it) {
   atomic_store_explicit(&it->u.ev.unlinked, false, memory_order_relaxed);
   it->u.ev.wnext = src->waiters;
   src->waiters = it;
-  atomic_fetch_add_explicit(&src->nwait, 1u << 16, memory_order_seq_cst);
+  lower_wake_at_locked(src, it->u.ev.target);
   if (atomic_load_explicit(&src->done_seq, memory_order_seq_cst) >=
       it->u.ev.target) {
+    /* (wake_at stays low: the next notify recomputes it) */
     src->waiters = it->u.ev.wnext;
-    atomic_fetch_sub_explicit(&src->nwait, 1u << 16, memory_order_relaxed);
     evrt__spin_unlock(&src->wlock);
     return false;
   }
@@ -120,7 +161,6 @@ void evrt__stream_remove_waiter(struct evrt__item *it) {
   for (struct evrt__item **p = &src->waiters; *p; p = &(*p)->u.ev.wnext) {
     if (*p == it) {
       *p = it->u.ev.wnext;
-      atomic_fetch_sub_explicit(&src->nwait, 1u << 16, memory_order_relaxed);
       break;
     }
   }
@@ -128,37 +168,53 @@ void evrt__stream_remove_waiter(struct evrt__item *it) {
 }
 
 void evrt__stream_notify(struct evrt__stream *s, uint64_t seq) {
-  unsigned w = atomic_load_explicit(&s->nwait, memory_order_relaxed);
-  if (w & 0xffffu)
-    evrt__futex_wake((atomic_uint *)(void *)&s->done_seq, INT_MAX, 0);
-  if (!(w >> 16))
-    return;
   /* Collect the owners (type-stable) rather than the items: once unlinked,
    * an item may complete and be recycled by its own worker at any time. */
   enum { BATCH = 32 };
   struct evrt__stream *owners[BATCH];
+  atomic_uint *wake[BATCH];
   for (;;) {
-    int n = 0;
+    int n = 0, nw = 0;
     bool more = false;
+    uint64_t min = UINT64_MAX;
     evrt__spin_lock(&s->wlock);
     for (struct evrt__item **p = &s->waiters; *p;) {
       struct evrt__item *it = *p;
-      if (it->u.ev.target <= seq) {
-        if (n == BATCH) {
-          more = true;
-          break;
-        }
+      if (it->u.ev.target <= seq && n < BATCH) {
         *p = it->u.ev.wnext;
         owners[n++] = it->owner;
-        atomic_fetch_sub_explicit(&s->nwait, 1u << 16, memory_order_relaxed);
         /* Last touch of the item (its owner may recycle it once it sees
          * this): tells the owner it need not take wlock to unlink it. */
         atomic_store_explicit(&it->u.ev.unlinked, true, memory_order_release);
       } else {
+        more |= it->u.ev.target <= seq;
+        if (it->u.ev.target < min)
+          min = it->u.ev.target;
         p = &it->u.ev.wnext;
       }
     }
+    for (struct evrt__hwaiter **p = &s->hwaiters; *p;) {
+      struct evrt__hwaiter *hw = *p;
+      if (hw->target <= seq && nw < BATCH) {
+        *p = hw->next;
+        wake[nw++] = &hw->futex;
+        /* Last touch of the waiter's frame: once it sees 1 it may return.
+         * (The wake-up below may then reach a dead frame's address: a
+         * harmless spurious wake-up for whatever sleeps there next.) */
+        atomic_store_explicit(&hw->futex, 1, memory_order_release);
+      } else {
+        more |= hw->target <= seq;
+        if (hw->target < min)
+          min = hw->target;
+        p = &hw->next;
+      }
+    }
+    /* Registrations made before we took the lock are in the lists; later
+     * ones lower wake_at themselves. */
+    atomic_store_explicit(&s->wake_at, min, memory_order_release);
     evrt__spin_unlock(&s->wlock);
+    for (int i = 0; i < nw; i++)
+      evrt__futex_wake(wake[i], 1, 0);
     /* Queue them all under one pool lock; a worker keeps the first to run
      * next itself (evrt__pool_push_local). */
     int k = 0;

@@ -27,7 +27,10 @@ static evrt_status_t grow(struct evrt__table *t, uint32_t index) {
   evrt_status_t st = EVRT_SUCCESS;
   pthread_mutex_lock(&t->grow_lock);
   if (!atomic_load_explicit(&t->chunks[c], memory_order_relaxed)) {
-    char *mem = evrt__calloc(EVRT__CHUNK_SIZE, t->obj_size);
+    /* 64-byte aligned: objects lay their fields out by cache line */
+    char *mem = evrt__malloc_aligned(64, (size_t)EVRT__CHUNK_SIZE * t->obj_size);
+    if (mem)
+      memset(mem, 0, (size_t)EVRT__CHUNK_SIZE * t->obj_size);
     if (!mem) {
       st = evrt__fail(EVRT_ERROR_OUT_OF_MEMORY, "cannot grow handle table");
     } else {

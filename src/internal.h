@@ -95,6 +95,8 @@ evrt_status_t evrt__fail(evrt_status_t st, const char *fmt, ...)
  * the n-th allocation fail (evrt__test_fail_alloc_at). */
 void *evrt__malloc(size_t size);
 void *evrt__calloc(size_t n, size_t size);
+/* size rounded up to a multiple of align (a power of two); evrt__free */
+void *evrt__malloc_aligned(size_t align, size_t size);
 void evrt__free(void *p);
 /* Test hook: the n-th following allocation fails (n >= 1); 0 disarms.
  * Returns the number of allocations made since the last call. */
@@ -201,38 +203,42 @@ enum evrt__dep_kind {
   EVRT__DEP_IPC          /* interprocess generation (src/ipc.c) */
 };
 
+/* Field order: the first cache line holds what the worker running the
+ * stream and a notifier resuming it touch (items are 64-byte aligned, see
+ * stream.c); recycling links, deadlines and trace fields come after. */
 struct evrt__item {
   _Atomic(struct evrt__item *) qnext; /* stream queue link (see stream) */
-  struct evrt__item *next;            /* recycle lists */
   uint64_t seq;       /* position in its stream (1-based) */
+  struct evrt__stream *owner;
   uint8_t kind;       /* enum evrt__item_kind */
   uint8_t phase;      /* per-kind progress (delay armed, wait registered) */
   uint8_t dep_kind;   /* waits */
   uint8_t failed;     /* wait ended by timeout or peer loss */
   int32_t timer_idx;  /* index in the timer heap, -1 if not armed */
-  uint64_t deadline;  /* delay / wait-timeout deadline (ns), 0 none */
-  uint64_t t_start;   /* when the worker first reached it (traces), 0 */
-  struct evrt__stream *owner;
-  char label[24];
   union {
     struct { evrt_host_fn fn; void *user; } host;
     struct { void *dst; const void *src; size_t n; int value; } mem;
     struct { uint64_t ns; } delay;
     struct {
-      struct evrt__event *ev;
-      uint32_t ev_gen;
-      uint64_t rec_no;
-      uint64_t ev_id;
-      /* waits: the bound generation */
+      /* waits: the bound generation (first line: read by notify) */
       struct evrt__stream *src;
       uint64_t target;
       struct evrt__item *wnext; /* link in src->waiters or ev->nr_waiters */
-      uint64_t wkey;            /* counted in ev->waits under this key, or 0 */
       atomic_bool unlinked;     /* taken off src->waiters by the notifier */
+      uint32_t ev_gen;
+      struct evrt__event *ev;
+      uint64_t rec_no;
+      uint64_t ev_id;
+      uint64_t wkey;            /* counted in ev->waits under this key, or 0 */
       struct evrt__ipc_map *ipc; /* interprocess record/wait (gen = target) */
     } ev;
   } u;
+  struct evrt__item *next;            /* recycle lists */
+  uint64_t deadline;  /* delay / wait-timeout deadline (ns), 0 none */
+  uint64_t t_start;   /* when the worker first reached it (traces), 0 */
+  char label[24];
 };
+
 
 /* ------------------------------------------------------------- streams */
 enum evrt__sched_state {
@@ -253,6 +259,11 @@ enum evrt__sched_state {
  * stream IDLE CASes it to QUEUED and pushes it to the run queue; the worker
  * gives it up by storing IDLE or PARKED and then re-checking (see exec.c).
  */
+/* One cache line per party (slots are 64-byte aligned, handle.c): line 0
+ * is written by producers, line 1 by the owning worker and by whoever queues
+ * the stream, line 2 at completion; a fan-out that resumes thousands of
+ * streams touches lines 1 and 2 of each, a producer streaming items into a
+ * running stream never shares a written line with its worker. */
 struct evrt__stream {
   struct evrt__obj hdr;
   /* --- producers, under plock */
@@ -269,9 +280,11 @@ struct evrt__stream {
   /* (incarnation << 3) | enum evrt__sched_state.  The incarnation grows at
    * every evrt__stream_new, so a CAS made by a thread that last saw an
    * earlier incarnation of the slot fails (no ABA across a free). */
-  atomic_uint state;
+  _Alignas(64) atomic_uint state;
   atomic_bool resume_pending; /* a resume arrived while it was not parked */
   atomic_bool destroyed;
+  int priority;
+  struct evrt__stream *rq_next; /* run-queue link (pool.lock) */
   /* --- the worker that owns the stream */
   struct evrt__item *head; /* last consumed item (or &stub) */
   struct evrt__item *done_local;
@@ -279,25 +292,26 @@ struct evrt__stream {
   uint32_t n_done_local;
   uint32_t n_returned; /* items this owner put in `returned` (an estimate) */
   /* --- completion */
-  atomic_uint_least64_t done_seq;
+  _Alignas(64) atomic_uint_least64_t done_seq;
   /* Smallest target of any registered waiter (UINT64_MAX: none); the
    * worker calls evrt__stream_notify only when done_seq reaches it, so a
    * host parked on a far target costs no wake-up per completion.  Lowered
    * by registrations and recomputed by notify, both under wlock. */
   atomic_uint_least64_t wake_at;
   evrt__spin_t wlock;
-  struct evrt__item *waiters; /* parked wait items bound to this stream */
+  /* Parked wait items bound to this stream, in registration order (a
+   * fan-out resumes its streams in the order they waited). */
+  struct evrt__item *waiters, *waiters_tail;
   struct evrt__hwaiter *hwaiters; /* host threads parked in a wait (wait.c) */
   atomic_uint_least64_t wait_failures;
   /* --- identity */
-  int device;
-  int priority;
+  _Alignas(64) int device;
   bool is_default;
   uint64_t id;
   char name[64];
-  struct evrt__stream *rq_next; /* run-queue link (pool.lock) */
   struct evrt__item stub;
 };
+
 
 extern struct evrt__table evrt__streams;
 extern EVRT_TLS struct evrt__stream *evrt__tls_stream; /* host fn running */
@@ -428,6 +442,10 @@ void evrt__pool_flush_local(void);
  * it); otherwise note the resume for its owner. */
 bool evrt__stream_try_queue(struct evrt__stream *s);
 bool evrt__pool_has_ready(void);
+/* Free a ->next-linked list of finished items later, when this worker runs
+ * out of work (at once past a bound). Worker threads only. */
+void evrt__pool_defer_free(struct evrt__item *head, struct evrt__item *tail,
+                           uint32_t n);
 bool evrt__pool_spin_enter(void);
 void evrt__pool_spin_leave(void);
 /* src/cpu/exec.c: run a stream's items until it idles, parks or yields. */

@@ -47,7 +47,7 @@ evrt_status_t evrt__stream_new(int device, int priority, bool is_default,
    * previous incarnation may still look at it (evrt__stream_remove_waiter,
    * under wlock): initialize it under the same lock. */
   evrt__spin_lock(&s->wlock);
-  s->waiters = NULL;
+  s->waiters = s->waiters_tail = NULL;
   s->hwaiters = NULL;
   atomic_store_explicit(&s->wake_at, UINT64_MAX, memory_order_relaxed);
   evrt__spin_unlock(&s->wlock);

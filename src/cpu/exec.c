@@ -51,12 +51,25 @@ static void flush_done(struct evrt__stream *s) {
     s->n_returned = top ? s->n_returned + n : n;
     return;
   }
-  evrt__items_free(batch);
+  /* Producers have plenty: free the batch, but not now (a burst enqueued
+   * ahead of execution would make every 32nd item of the chain pay 32
+   * free() calls): the worker frees it when it next runs out of work. */
+  evrt__pool_defer_free(batch, tail, n);
 }
 
 bool evrt__stream_try_queue(struct evrt__stream *s) {
+  unsigned w = atomic_load_explicit(&s->state, memory_order_relaxed);
+  /* Fast path: parked already, so its owner has stored PARKED and either
+   * returned or is about to find resume_pending false: one CAS takes it
+   * (a fan-out resumes thousands of streams). */
+  if (EVRT__ST(w) == EVRT__S_PARKED &&
+      atomic_compare_exchange_strong_explicit(
+          &s->state, &w, EVRT__ST_WITH(w, EVRT__S_QUEUED),
+          memory_order_seq_cst, memory_order_relaxed))
+    return true;
+  /* Not parked (yet): the Dekker pair with give_up (top of the file). */
   atomic_store_explicit(&s->resume_pending, true, memory_order_seq_cst);
-  unsigned w = atomic_load_explicit(&s->state, memory_order_seq_cst);
+  w = atomic_load_explicit(&s->state, memory_order_seq_cst);
   return EVRT__ST(w) == EVRT__S_PARKED &&
          atomic_compare_exchange_strong_explicit(
              &s->state, &w, EVRT__ST_WITH(w, EVRT__S_QUEUED),
@@ -289,7 +302,7 @@ void evrt__exec_stream(struct evrt__stream *s) {
        * within a few hundred ns, and going idle would make its next enqueue
        * pay a worker wake-up (~30 us here).  Spin briefly, as the only
        * spinner of the pool and only while no other stream is ready. */
-      if (evrt__pool_spin_enter()) {
+      if (!evrt__pool_has_ready() && evrt__pool_spin_enter()) {
         uint64_t t0 = evrt__now_ns(), lim = evrt__spin_budget_ns() / 2;
         for (unsigned i = 1;; i++) {
           if (atomic_load_explicit(&s->head->qnext, memory_order_relaxed) ||

@@ -137,17 +137,33 @@ evrt_status_t evrt__wait_seq(struct evrt__stream *s, uint64_t target,
   return r;
 }
 
+/* Caller holds src->wlock: unlink the item *p points to (prev is the item
+ * before it, NULL at the head). */
+static inline void waiter_unlink_locked(struct evrt__stream *src,
+                                        struct evrt__item **p,
+                                        struct evrt__item *prev) {
+  struct evrt__item *it = *p;
+  *p = it->u.ev.wnext;
+  if (src->waiters_tail == it)
+    src->waiters_tail = prev;
+}
+
 bool evrt__stream_add_waiter(struct evrt__item *it) {
   struct evrt__stream *src = it->u.ev.src;
   evrt__spin_lock(&src->wlock);
   atomic_store_explicit(&it->u.ev.unlinked, false, memory_order_relaxed);
-  it->u.ev.wnext = src->waiters;
-  src->waiters = it;
+  it->u.ev.wnext = NULL;
+  struct evrt__item *prev = src->waiters_tail;
+  if (prev)
+    prev->u.ev.wnext = it;
+  else
+    src->waiters = it;
+  src->waiters_tail = it;
   lower_wake_at_locked(src, it->u.ev.target);
   if (atomic_load_explicit(&src->done_seq, memory_order_seq_cst) >=
       it->u.ev.target) {
     /* (wake_at stays low: the next notify recomputes it) */
-    src->waiters = it->u.ev.wnext;
+    waiter_unlink_locked(src, prev ? &prev->u.ev.wnext : &src->waiters, prev);
     evrt__spin_unlock(&src->wlock);
     return false;
   }
@@ -158,11 +174,13 @@ bool evrt__stream_add_waiter(struct evrt__item *it) {
 void evrt__stream_remove_waiter(struct evrt__item *it) {
   struct evrt__stream *src = it->u.ev.src;
   evrt__spin_lock(&src->wlock);
+  struct evrt__item *prev = NULL;
   for (struct evrt__item **p = &src->waiters; *p; p = &(*p)->u.ev.wnext) {
     if (*p == it) {
-      *p = it->u.ev.wnext;
+      waiter_unlink_locked(src, p, prev);
       break;
     }
+    prev = *p;
   }
   evrt__spin_unlock(&src->wlock);
 }
@@ -178,18 +196,25 @@ void evrt__stream_notify(struct evrt__stream *s, uint64_t seq) {
     bool more = false;
     uint64_t min = UINT64_MAX;
     evrt__spin_lock(&s->wlock);
+    struct evrt__item *prev = NULL;
     for (struct evrt__item **p = &s->waiters; *p;) {
       struct evrt__item *it = *p;
-      if (it->u.ev.target <= seq && n < BATCH) {
-        *p = it->u.ev.wnext;
+      if (it->u.ev.target <= seq) {
+        if (n == BATCH) {
+          more = true; /* the rest next round; wake_at stays <= seq */
+          break;
+        }
+        waiter_unlink_locked(s, p, prev);
         owners[n++] = it->owner;
+        /* its state line is CASed after the lock is released */
+        __builtin_prefetch(&it->owner->state, 1, 3);
         /* Last touch of the item (its owner may recycle it once it sees
          * this): tells the owner it need not take wlock to unlink it. */
         atomic_store_explicit(&it->u.ev.unlinked, true, memory_order_release);
       } else {
-        more |= it->u.ev.target <= seq;
         if (it->u.ev.target < min)
           min = it->u.ev.target;
+        prev = it;
         p = &it->u.ev.wnext;
       }
     }
@@ -209,6 +234,8 @@ void evrt__stream_notify(struct evrt__stream *s, uint64_t seq) {
         p = &hw->next;
       }
     }
+    if (more)
+      min = seq; /* not scanned to the end: keep notify coming */
     /* Registrations made before we took the lock are in the lists; later
      * ones lower wake_at themselves. */
     atomic_store_explicit(&s->wake_at, min, memory_order_release);

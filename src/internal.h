@@ -248,8 +248,14 @@ enum evrt__sched_state {
   EVRT__S_PARKED,   /* head item waits (dependency, delay) */
   EVRT__S_DEAD      /* destroyed and drained: being freed */
 };
+/* State word: (incarnation << 4) | EVRT__RESUME? | enum evrt__sched_state.
+ * EVRT__RESUME is set (by CAS) on a RUNNING stream by a resume that its
+ * owner has not seen yet; every state change through EVRT__ST_WITH clears
+ * it. */
+#define EVRT__RESUME 8u
 #define EVRT__ST(w) ((w)&7u)
-#define EVRT__ST_WITH(w, st) (((w) & ~7u) | (unsigned)(st))
+#define EVRT__INC(w) ((w) >> 4)
+#define EVRT__ST_WITH(w, st) (((w) & ~15u) | (unsigned)(st))
 
 /*
  * A stream's queue is a singly linked list with a stub node.  Producers link
@@ -277,11 +283,10 @@ struct evrt__stream {
   /* Finished items handed back by the worker, taken whole by a producer. */
   _Atomic(struct evrt__item *) returned;
   /* --- scheduling */
-  /* (incarnation << 3) | enum evrt__sched_state.  The incarnation grows at
+  /* EVRT__ST / EVRT__INC / EVRT__RESUME below.  The incarnation grows at
    * every evrt__stream_new, so a CAS made by a thread that last saw an
    * earlier incarnation of the slot fails (no ABA across a free). */
   _Alignas(64) atomic_uint state;
-  atomic_bool resume_pending; /* a resume arrived while it was not parked */
   atomic_bool destroyed;
   int priority;
   struct evrt__stream *rq_next; /* run-queue link (pool.lock) */

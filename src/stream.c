@@ -35,9 +35,8 @@ evrt_status_t evrt__stream_new(int device, int priority, bool is_default,
   s->pfree = NULL;
   atomic_store_explicit(&s->returned, NULL, memory_order_relaxed);
   unsigned w = atomic_load_explicit(&s->state, memory_order_relaxed);
-  atomic_store_explicit(&s->state, (((w >> 3) + 1) << 3) | EVRT__S_IDLE,
+  atomic_store_explicit(&s->state, ((EVRT__INC(w) + 1) << 4) | EVRT__S_IDLE,
                         memory_order_relaxed);
-  atomic_store_explicit(&s->resume_pending, false, memory_order_relaxed);
   atomic_store_explicit(&s->destroyed, false, memory_order_relaxed);
   atomic_store_explicit(&s->enq_seq, done, memory_order_relaxed);
   s->done_local = s->done_local_tail = NULL;
@@ -263,7 +262,7 @@ evrt_status_t evrt_stream_destroy(evrt_stream_t h) {
   /* IDLE with work still linked means the worker has just given it up and
    * is about to take it back (it re-reads enq_seq after storing IDLE):
    * leave the stream to it, or its last items would be lost. */
-  if ((w >> 3) == (w0 >> 3) && EVRT__ST(w) == EVRT__S_IDLE &&
+  if (EVRT__INC(w) == EVRT__INC(w0) && EVRT__ST(w) == EVRT__S_IDLE &&
       evrt__done(s) >=
           atomic_load_explicit(&s->enq_seq, memory_order_seq_cst) &&
       atomic_compare_exchange_strong_explicit(

@@ -7,14 +7,15 @@
  * no other lock held; host functions run with no lock held.
  *
  * Ownership.  The worker owns a stream from the moment it pops it from the
- * run queue until it stores IDLE, PARKED or QUEUED into its state; before
- * going idle it hands its finished items back to producers (flush_done).  Going idle is the Dekker pair with producers:
- * store IDLE (seq_cst), re-read enq_seq (seq_cst); if an item arrived, CAS
- * IDLE -> RUNNING and go on (or, if the CAS fails, a producer queued the
- * stream and another worker will run it).  Parking is the same pair with
- * resumers: store PARKED (seq_cst), then exchange resume_pending; a resumer
- * sets resume_pending (seq_cst) and then CASes PARKED -> QUEUED.  A resume
- * is never lost, and a spurious one only re-evaluates the head item.
+ * run queue until it stores IDLE, PARKED or QUEUED into its state.  Going
+ * idle is the Dekker pair with producers: store IDLE (seq_cst), re-read
+ * enq_seq (seq_cst); if an item arrived, CAS IDLE -> RUNNING and go on (or,
+ * if the CAS fails, a producer queued the stream and another worker will
+ * run it).  Parking and resuming meet in the state word itself: a resumer
+ * CASes PARKED -> QUEUED (it now owns the stream), or flags EVRT__RESUME on
+ * a RUNNING one; the owner parks with a CAS that fails on that flag and
+ * then goes on.  A resume is never lost, and a spurious one only
+ * re-evaluates the head item.
  */
 #include "internal.h"
 
@@ -59,21 +60,28 @@ static void flush_done(struct evrt__stream *s) {
 
 bool evrt__stream_try_queue(struct evrt__stream *s) {
   unsigned w = atomic_load_explicit(&s->state, memory_order_relaxed);
-  /* Fast path: parked already, so its owner has stored PARKED and either
-   * returned or is about to find resume_pending false: one CAS takes it
-   * (a fan-out resumes thousands of streams). */
-  if (EVRT__ST(w) == EVRT__S_PARKED &&
-      atomic_compare_exchange_strong_explicit(
-          &s->state, &w, EVRT__ST_WITH(w, EVRT__S_QUEUED),
-          memory_order_seq_cst, memory_order_relaxed))
-    return true;
-  /* Not parked (yet): the Dekker pair with give_up (top of the file). */
-  atomic_store_explicit(&s->resume_pending, true, memory_order_seq_cst);
-  w = atomic_load_explicit(&s->state, memory_order_seq_cst);
-  return EVRT__ST(w) == EVRT__S_PARKED &&
-         atomic_compare_exchange_strong_explicit(
-             &s->state, &w, EVRT__ST_WITH(w, EVRT__S_QUEUED),
-             memory_order_seq_cst, memory_order_relaxed);
+  for (;;) {
+    unsigned st = EVRT__ST(w);
+    if (st == EVRT__S_PARKED) {
+      /* acq_rel: takes ownership (acquire of the parker's release) */
+      if (atomic_compare_exchange_weak_explicit(
+              &s->state, &w, EVRT__ST_WITH(w, EVRT__S_QUEUED),
+              memory_order_acq_rel, memory_order_relaxed))
+        return true;
+    } else if (st == EVRT__S_RUNNING && !(w & EVRT__RESUME)) {
+      /* Its owner may be about to park: flag the resume in the same word,
+       * so its parking CAS fails and it looks at the head again. */
+      if (atomic_compare_exchange_weak_explicit(&s->state, &w,
+                                                w | EVRT__RESUME,
+                                                memory_order_release,
+                                                memory_order_relaxed))
+        return false;
+    } else {
+      /* Flagged already, or queued / idle / dead: whoever runs it next
+       * evaluates the head item afresh. */
+      return false;
+    }
+  }
 }
 
 void evrt__stream_resume(struct evrt__stream *s) {
@@ -249,27 +257,45 @@ static bool run_item(struct evrt__stream *s, struct evrt__item *it) {
 /* Give the stream up in state `to` (IDLE or PARKED).  Returns true if the
  * caller must go on running it (work or a resume arrived meanwhile). */
 static bool give_up(struct evrt__stream *s, int to, uint64_t last) {
-  /* Going idle: producers will want the finished items.  Parking keeps
-   * them with the stream (its next owner continues the list: ownership
-   * passes through the state word's release/acquire). */
-  if (to == EVRT__S_IDLE)
-    flush_done(s);
+  /* Finished items stay with the stream, idle or parked, until a batch of
+   * EVRT__RETURN_BATCH is handed back (run loop): its next owner continues
+   * the list (ownership passes through the state word's release/acquire,
+   * and a destroy that wins the stream frees them).  Handing back one or
+   * two items at every idle would cost a CAS on the producers' line for
+   * each of the thousands of streams a fan-out runs. */
+  if (to == EVRT__S_PARKED) {
+    /* One CAS on the state word: only resumers write it while we own it,
+     * and only to add EVRT__RESUME, so either our CAS sees their flag (go
+     * on: the awaited thing may have happened) or their later CAS sees
+     * PARKED and queues the stream.  release: the next owner sees our
+     * writes to the stream. */
+    unsigned cur = atomic_load_explicit(&s->state, memory_order_relaxed);
+    for (;;) {
+      if (cur & EVRT__RESUME) {
+        if (atomic_compare_exchange_weak_explicit(
+                &s->state, &cur, EVRT__ST_WITH(cur, EVRT__S_RUNNING),
+                memory_order_acquire, memory_order_relaxed))
+          return true;
+      } else if (atomic_compare_exchange_weak_explicit(
+                     &s->state, &cur, EVRT__ST_WITH(cur, EVRT__S_PARKED),
+                     memory_order_release, memory_order_relaxed)) {
+        return false;
+      }
+    }
+  }
   /* From this store on the stream may be freed by a destroy and its slot
    * reused: every later access is an atomic read of type-stable memory or a
-   * CAS that expects exactly the word stored here (incarnation included). */
+   * CAS that expects exactly the word stored here (incarnation included).
+   * seq_cst: the Dekker pair with producers (store IDLE, read enq_seq).  A
+   * resume flag this store drops is stale: an idle stream has no wait. */
   unsigned mine =
       EVRT__ST_WITH(atomic_load_explicit(&s->state, memory_order_relaxed), to);
   atomic_store_explicit(&s->state, mine, memory_order_seq_cst);
-  bool again;
-  if (to == EVRT__S_IDLE)
-    again = atomic_load_explicit(&s->enq_seq, memory_order_seq_cst) != last;
-  else
-    again = atomic_exchange_explicit(&s->resume_pending, false,
-                                     memory_order_seq_cst);
+  bool again = atomic_load_explicit(&s->enq_seq, memory_order_seq_cst) != last;
   if (again) {
     unsigned exp = mine;
-    /* Fails if a producer or resumer queued it (its new owner runs it), or
-     * if it was destroyed and freed meanwhile. */
+    /* Fails if a producer queued it (its new owner runs it), or if it was
+     * destroyed and freed meanwhile. */
     return atomic_compare_exchange_strong_explicit(
         &s->state, &exp, EVRT__ST_WITH(mine, EVRT__S_RUNNING),
         memory_order_acq_rel, memory_order_relaxed);
@@ -287,10 +313,10 @@ static bool give_up(struct evrt__stream *s, int to, uint64_t last) {
 
 void evrt__exec_stream(struct evrt__stream *s) {
   unsigned w = atomic_load_explicit(&s->state, memory_order_relaxed);
+  /* Nobody else writes the word of a QUEUED stream; any resume that
+   * arrived before is covered: we look at the head. */
   atomic_store_explicit(&s->state, EVRT__ST_WITH(w, EVRT__S_RUNNING),
                         memory_order_relaxed);
-  /* Any resume that arrived while queued is covered: we look at the head. */
-  atomic_store_explicit(&s->resume_pending, false, memory_order_relaxed);
   unsigned budget = EVRT__FAIRNESS_BUDGET;
   uint64_t last = evrt__done(s);
   for (;;) {

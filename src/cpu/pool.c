@@ -54,11 +54,14 @@ static EVRT_TLS int tls_bhead, tls_btail;
 static EVRT_TLS struct evrt__item *tls_dfree;
 static EVRT_TLS uint32_t tls_ndfree;
 
-static void free_deferred(void) {
-  struct evrt__item *l = tls_dfree;
-  tls_dfree = NULL;
-  tls_ndfree = 0;
-  evrt__items_free(l);
+/* Free up to max deferred items (all with UINT32_MAX). */
+static void free_deferred(uint32_t max) {
+  while (tls_dfree && max--) {
+    struct evrt__item *next = tls_dfree->next;
+    evrt__free(tls_dfree);
+    tls_dfree = next;
+    tls_ndfree--;
+  }
 }
 
 void evrt__pool_defer_free(struct evrt__item *head, struct evrt__item *tail,
@@ -67,7 +70,7 @@ void evrt__pool_defer_free(struct evrt__item *head, struct evrt__item *tail,
   tls_dfree = head;
   tls_ndfree += n;
   if (tls_ndfree >= EVRT__DEFER_FREE_MAX)
-    free_deferred();
+    free_deferred(tls_ndfree - EVRT__DEFER_FREE_MAX / 2);
 }
 
 static void *worker_main(void *arg);
@@ -202,7 +205,7 @@ void evrt__pool_flush_local(void) {
 void evrt__pool_push(struct evrt__stream *s) { evrt__pool_push_many(&s, 1); }
 
 static void worker_exit_locked(struct evrt__worker *w) {
-  free_deferred();
+  free_deferred(UINT32_MAX);
   P.nworkers--;
   if (P.nworkers == 0)
     pthread_cond_broadcast(&P.exited);
@@ -260,7 +263,9 @@ static void *worker_main(void *arg) {
       continue;
     }
     if (tls_dfree) {
-      free_deferred(); /* idle now: pay for the frees put off under load */
+      /* Idle now: pay for the frees put off under load, a slice at a time
+       * so that new work is never kept waiting long. */
+      free_deferred(256);
       continue;
     }
     /* Nothing to run: spin briefly if nobody else does, then park. */

@@ -23,6 +23,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdlib.h>
 
 struct evrt__hwaiter {
@@ -88,8 +89,15 @@ evrt_status_t evrt__wait_seq(struct evrt__stream *s, uint64_t target,
         return EVRT_SUCCESS;
       }
       evrt__cpu_relax();
-      if ((i & 15) == 0)
+      if ((i & 15) == 0) {
         now = evrt__now_ns();
+        /* Streams are ready but no worker has taken them: every worker is
+         * busy, and on a machine with as many workers as cores this spin
+         * holds a core one of them needs.  Offer it (returns at once when
+         * nothing else is runnable here). */
+        if (evrt__pool_has_ready())
+          sched_yield();
+      }
     }
     /* Halve after a wait that outlasted the spin, but keep a floor: with
      * nothing left to spin, no wait could ever succeed by spinning again

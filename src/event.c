@@ -102,6 +102,37 @@ static inline bool same_incarnation(struct evrt__event *e, evrt_event_t h) {
 
 #define IS_IPC(e) EVRT_UNLIKELY((e)->flags & EVRT_EVENT_INTERPROCESS)
 
+/* Under the event lock: room for `extra` more wait records.  Reserved before
+ * anything changes, so that running out of memory changes nothing. */
+static bool wrec_reserve(struct evrt__event *e, uint32_t extra) {
+  if (EVRT_LIKELY(e->capwrec - e->nwrec >= extra))
+    return true;
+  uint64_t cap = (uint64_t)e->capwrec * 2;
+  if (cap < 8)
+    cap = 8;
+  while (cap < (uint64_t)e->nwrec + extra)
+    cap *= 2;
+  if (cap > UINT32_MAX)
+    return false;
+  struct evrt__waitrec *n = evrt__malloc(cap * sizeof *n);
+  if (!n)
+    return false;
+  if (e->nwrec)
+    memcpy(n, e->wrec, e->nwrec * sizeof *n);
+  evrt__free(e->wrec);
+  e->wrec = n;
+  e->capwrec = (uint32_t)cap;
+  return true;
+}
+
+/* Under the event lock, with room reserved. */
+static inline void wrec_add(struct evrt__event *e, struct evrt__stream *s,
+                            uint64_t seq) {
+  e->wrec[e->nwrec].s = s;
+  e->wrec[e->nwrec].seq = seq;
+  e->nwrec++;
+}
+
 evrt_status_t evrt_event_create(evrt_event_t *event, unsigned flags) {
   evrt_status_t st = evrt__ready();
   if (st)
@@ -128,7 +159,7 @@ evrt_status_t evrt_event_create(evrt_event_t *event, unsigned flags) {
   atomic_store_explicit(&e->rec_no, 0, memory_order_release);
   atomic_store_explicit(&e->ts, 0, memory_order_release);
   atomic_store_explicit(&e->rec_thread, 0, memory_order_relaxed);
-  atomic_store_explicit(&e->waits, 0, memory_order_relaxed);
+  e->nwrec = 0;
   e->has_resource = false;
   e->imported = false;
   e->nr_waiters = NULL;
@@ -164,6 +195,9 @@ evrt_status_t evrt_event_destroy(evrt_event_t h) {
                       (void *)h);
   }
   evrt__table_kill(&e->hdr);
+  evrt__free(e->wrec); /* wait records end with the incarnation */
+  e->wrec = NULL;
+  e->nwrec = e->capwrec = 0;
   if (e->has_resource) {
     e->has_resource = false;
     evrt__event_resource_give(atomic_load_explicit(&e->device,
@@ -224,6 +258,18 @@ evrt_status_t evrt_event_record(evrt_event_t eh, evrt_stream_t sh) {
     }
     took = true;
   }
+  /* Legacy waits queued on the event bind to this record and count as its
+   * waiters: make room for them first. */
+  uint32_t nnr = 0;
+  for (struct evrt__item *w = e->nr_waiters; w; w = w->u.ev.wnext)
+    nnr++;
+  if (EVRT_UNLIKELY(nnr) && !wrec_reserve(e, nnr)) {
+    if (took)
+      evrt__event_resource_give(s->device);
+    evrt__event_unlock(e);
+    return evrt__fail(EVRT_ERROR_OUT_OF_MEMORY,
+                      "cannot track the waits bound to this record");
+  }
   uint64_t rec_no = atomic_load_explicit(&e->rec_no, memory_order_relaxed) + 1;
   uint64_t enq = atomic_load_explicit(&s->enq_seq, memory_order_acquire);
   bool idle = evrt__done(s) >= enq;
@@ -258,22 +304,17 @@ evrt_status_t evrt_event_record(evrt_event_t eh, evrt_stream_t sh) {
   atomic_store_explicit(&e->rec_no, rec_no, memory_order_release);
   atomic_store_explicit(&e->ts, ts, memory_order_release);
   atomic_store_explicit(&e->rec_thread, evrt_thread_id(), memory_order_relaxed);
-  /* Legacy waits that were waiting for this record bind to it now; they
-   * count as this generation's waiters for the wait status. */
-  unsigned nbound = 0;
-  uint64_t key = EVRT__WAITS_KEY(
-      atomic_load_explicit(&e->hdr.gen, memory_order_relaxed), rec_no);
+  /* A new generation: the wait status starts over, with the legacy waits
+   * that were waiting for this record (they bind to it now). */
+  e->nwrec = 0;
   nr = e->nr_waiters;
   e->nr_waiters = NULL;
   for (struct evrt__item *w = nr; w; w = w->u.ev.wnext) {
     w->u.ev.src = s;
     w->u.ev.target = target;
     w->u.ev.rec_no = rec_no;
-    w->u.ev.wkey = key;
-    nbound++;
+    wrec_add(e, w->owner, w->seq);
   }
-  atomic_store_explicit(&e->waits, EVRT__WAITS(key, nbound),
-                        memory_order_release);
   evrt__event_unlock(e);
   if (EVRT_UNLIKELY(tracing) && !it)
     evrt__trace_record(s->device, s->id, e->id, rec_no, evrt__now_ns());
@@ -371,8 +412,9 @@ static evrt_status_t stream_wait(evrt_stream_t sh, evrt_event_t eh,
       trace_skipped_wait(s, e, &g);
     return EVRT_SUCCESS;
   }
-  struct evrt__item *it = evrt__item_new(s);
-  if (EVRT_UNLIKELY(!it)) {
+  struct evrt__item *it = NULL;
+  if (EVRT_UNLIKELY(!next_record && !wrec_reserve(e, 1)) ||
+      EVRT_UNLIKELY(!(it = evrt__item_new(s)))) {
     evrt__event_unlock(e);
     return evrt__fail(EVRT_ERROR_OUT_OF_MEMORY, "cannot allocate the wait item");
   }
@@ -387,16 +429,9 @@ static evrt_status_t stream_wait(evrt_stream_t sh, evrt_event_t eh,
   it->u.ev.wnext = NULL;
   /* The deadline is set relative to the enqueue (ACL's wait timeout). */
   it->deadline = timeout_ns >= 0 ? evrt__now_ns() + (uint64_t)timeout_ns : 0;
-  it->u.ev.wkey = 0;
-  if (!next_record) {
-    uint64_t key = EVRT__WAITS_KEY(
-        atomic_load_explicit(&e->hdr.gen, memory_order_relaxed), g.rec_no);
-    if ((atomic_load_explicit(&e->waits, memory_order_relaxed) >> 20) == key) {
-      atomic_fetch_add_explicit(&e->waits, 1, memory_order_relaxed);
-      it->u.ev.wkey = key;
-    }
-  }
-  evrt__stream_push(s, it);
+  uint64_t seq = evrt__stream_push(s, it);
+  if (!next_record)
+    wrec_add(e, s, seq); /* a wait task of the latest generation */
   evrt__event_unlock(e);
   if (EVRT_TRACING() && !next_record)
     evrt__trace_wait_bind(s->device, s->id, e->id, g.rec_no, evrt__now_ns());
@@ -537,9 +572,21 @@ evrt_status_t evrt_event_wait_status(evrt_event_t h) {
   if (IS_IPC(e))
     return evrt__fail(EVRT_ERROR_NOT_SUPPORTED,
                       "wait status is not tracked across processes");
-  return EVRT__WAITS_N(atomic_load_explicit(&e->waits, memory_order_acquire))
-             ? EVRT_NOT_READY
-             : EVRT_SUCCESS;
+  evrt__event_lock(e);
+  if (!same_incarnation(e, h)) {
+    evrt__event_unlock(e);
+    return evrt__fail(EVRT_ERROR_INVALID_HANDLE, "event %p destroyed",
+                      (void *)h);
+  }
+  /* Drop the waits already passed (later queries then skip them); any left
+   * means a waiting stream has not passed its wait yet. */
+  uint32_t j = 0;
+  for (uint32_t i = 0; i < e->nwrec; i++)
+    if (evrt__done(e->wrec[i].s) < e->wrec[i].seq)
+      e->wrec[j++] = e->wrec[i];
+  e->nwrec = j;
+  evrt__event_unlock(e);
+  return j ? EVRT_NOT_READY : EVRT_SUCCESS;
 }
 
 evrt_status_t evrt_event_get_info(evrt_event_t h, evrt_event_info_t *info) {
@@ -631,22 +678,6 @@ void evrt__event_exec_reset(struct evrt__item *it) {
   evrt__event_unlock(e);
 }
 
-void evrt__event_wait_passed(struct evrt__item *it) {
-  uint64_t key = it->u.ev.wkey;
-  if (!key)
-    return; /* not counted: the event had moved on when the wait was made */
-  struct evrt__event *e = it->u.ev.ev;
-  /* No lock: the key names the incarnation and the generation, so a record
-   * since (a new count) or a destroyed and reused slot is left alone. */
-  uint64_t w = atomic_load_explicit(&e->waits, memory_order_relaxed);
-  while ((w >> 20) == key && EVRT__WAITS_N(w) > 0 &&
-         !atomic_compare_exchange_weak_explicit(&e->waits, &w, w - 1,
-                                                memory_order_release,
-                                                memory_order_relaxed)) {
-  }
-  it->u.ev.wkey = 0;
-}
-
 bool evrt__event_bind_next_record(struct evrt__item *it, bool first) {
   struct evrt__event *e = it->u.ev.ev;
   bool bound = true;
@@ -670,14 +701,10 @@ bool evrt__event_bind_next_record(struct evrt__item *it, bool first) {
       it->u.ev.src = src;
       it->u.ev.target = atomic_load_explicit(&e->target, memory_order_relaxed);
       it->u.ev.rec_no = atomic_load_explicit(&e->rec_no, memory_order_relaxed);
-      uint64_t key = EVRT__WAITS_KEY(
-          atomic_load_explicit(&e->hdr.gen, memory_order_relaxed),
-          it->u.ev.rec_no);
-      if ((atomic_load_explicit(&e->waits, memory_order_relaxed) >> 20) ==
-          key) {
-        atomic_fetch_add_explicit(&e->waits, 1, memory_order_relaxed);
-        it->u.ev.wkey = key;
-      }
+      /* Counted for the wait status if there is memory for it (a worker
+       * cannot fail the call that enqueued the wait any more). */
+      if (wrec_reserve(e, 1))
+        wrec_add(e, it->owner, it->seq);
     } else {
       it->u.ev.wnext = e->nr_waiters;
       e->nr_waiters = it;

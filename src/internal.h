@@ -229,7 +229,6 @@ struct evrt__item {
       struct evrt__event *ev;
       uint64_t rec_no;
       uint64_t ev_id;
-      uint64_t wkey;            /* counted in ev->waits under this key, or 0 */
       struct evrt__ipc_map *ipc; /* interprocess record/wait (gen = target) */
     } ev;
   } u;
@@ -364,10 +363,14 @@ struct evrt__event {
   atomic_uint_least64_t rec_no; /* generation number */
   atomic_uint_least64_t ts;     /* ns when the latest record executed, 0 */
   atomic_uint_least64_t rec_thread;
-  /* Wait status: EVRT__WAITS(incarnation, generation, pending waits).  Set
-   * under the lock by record and by waits; decremented without it (a CAS
-   * that also checks the key) when a wait passes. */
-  atomic_uint_least64_t waits;
+  /* Wait status (under the lock): the waits bound to the latest
+   * generation, as (waiting stream, seq of its WAIT item); complete when
+   * every such stream has passed that seq.  Workers never write it, so
+   * passing a wait costs nothing here (a fan-out of 1,000 streams waiting
+   * on one event would otherwise bounce one counter between cores).  Freed
+   * at destroy. */
+  struct evrt__waitrec *wrec;
+  uint32_t nwrec, capwrec;
   bool has_resource;
   bool imported;
   struct evrt__item *nr_waiters; /* legacy next-record waiters (lock) */
@@ -376,10 +379,10 @@ struct evrt__event {
   uint64_t id;
 };
 
-#define EVRT__WAITS_KEY(inc, gen)                                              \
-  ((((uint64_t)(inc)&0xfffu) << 32) | ((uint64_t)(gen)&0xffffffffu))
-#define EVRT__WAITS(key, n) (((uint64_t)(key) << 20) | (uint64_t)(n))
-#define EVRT__WAITS_N(w) ((w)&0xfffffu)
+struct evrt__waitrec {
+  struct evrt__stream *s; /* type-stable; seq counters outlive incarnations */
+  uint64_t seq;
+};
 
 extern struct evrt__table evrt__events;
 static inline struct evrt__event *evrt__event_get(evrt_event_t h) {
@@ -391,7 +394,6 @@ void evrt__event_unlock(struct evrt__event *e);
 /* Called by workers (src/event.c), without any lock held. */
 void evrt__event_exec_record(struct evrt__item *it, uint64_t now);
 void evrt__event_exec_reset(struct evrt__item *it);
-void evrt__event_wait_passed(struct evrt__item *it);
 /* Legacy next-record wait reached the head: bind it or queue it on the
  * event.  Returns true if bound (it->u.ev.src/target are set). */
 bool evrt__event_bind_next_record(struct evrt__item *it, bool first);

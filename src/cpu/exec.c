@@ -186,8 +186,6 @@ static bool run_wait(struct evrt__stream *s, struct evrt__item *it) {
     evrt__timer_cancel(it);
   if (it->failed)
     atomic_fetch_add_explicit(&s->wait_failures, 1, memory_order_relaxed);
-  if (it->u.ev.ev)
-    evrt__event_wait_passed(it);
   if (EVRT_TRACING() && it->u.ev.src)
     evrt__trace_wait_resume(s->device, s->id, it->u.ev.ev_id, it->u.ev.rec_no,
                             evrt__now_ns());

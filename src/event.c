@@ -13,9 +13,24 @@
  * fields with acquire (so the re-check cannot move above them) and re-check.
  * No fences (ThreadSanitizer does not model them); on x86 all of these are
  * plain moves.  Query costs a handful of loads and never writes.
+ *
+ * Destroy does not take the lock in the common case.  It kills the handle
+ * with one CAS on the slot word (exactly one of racing destroys succeeds)
+ * and then reads the lock; every lock holder CASes the lock and then reads
+ * the slot word.  Both sides are seq_cst, so (store buffering forbidden)
+ * either destroy sees the lock held, and waits for it, or the holder sees
+ * the event dead and writes nothing.  A destroy that finds the lock free
+ * therefore has the event to itself: it can scrub it and recycle the slot
+ * without the lock.  Every lock holder that writes checks the incarnation
+ * first (same_incarnation, or the generation its item carries).
+ *
+ * A dead slot is always clean (never recorded: see evrt__event_init_slot),
+ * so create writes only the flags and the id.
  */
 #include "internal.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 
@@ -23,8 +38,10 @@ void evrt__event_lock(struct evrt__event *e) {
   for (unsigned n = 0;; n++) {
     unsigned v = atomic_load_explicit(&e->lock, memory_order_relaxed);
     if (!(v & 1u) &&
+        /* seq_cst, not just acquire: the holder's next read of the slot
+         * word pairs with destroy (see the top of this file) */
         atomic_compare_exchange_weak_explicit(&e->lock, &v, v + 1,
-                                              memory_order_acquire,
+                                              memory_order_seq_cst,
                                               memory_order_relaxed))
       break;
     if (n < 64)
@@ -64,6 +81,21 @@ static inline struct gen read_gen(struct evrt__event *e) {
   }
 }
 
+/* Is the latest generation complete?  The seqlock read of query: only src
+ * and target. */
+static inline bool latest_done(struct evrt__event *e) {
+  for (;;) {
+    unsigned s1 = atomic_load_explicit(&e->lock, memory_order_acquire);
+    uintptr_t src = atomic_load_explicit(&e->src, memory_order_acquire);
+    uint64_t target = atomic_load_explicit(&e->target, memory_order_acquire);
+    /* One test for "held" (odd) and "changed" */
+    if (EVRT_LIKELY(atomic_load_explicit(&e->lock, memory_order_relaxed) ==
+                    (s1 & ~1u)))
+      return !src || evrt__done((struct evrt__stream *)src) >= target;
+    evrt__cpu_relax();
+  }
+}
+
 static inline bool gen_done(const struct gen *g) {
   return !g->src || evrt__done(g->src) >= g->target;
 }
@@ -97,49 +129,74 @@ get_pair(evrt_event_t eh, evrt_stream_t sh,
 
 /* Under the event lock: is the handle still this incarnation? */
 static inline bool same_incarnation(struct evrt__event *e, evrt_event_t h) {
-  return (uintptr_t)evrt__handle_of(&evrt__events, &e->hdr) == (uintptr_t)h;
+  /* seq_cst: the holder's half of the Dekker pair with destroy */
+  return atomic_load(&e->hdr.hw) == (uint64_t)(uintptr_t)h;
 }
 
 #define IS_IPC(e) EVRT_UNLIKELY((e)->flags & EVRT_EVENT_INTERPROCESS)
 
-evrt_status_t evrt_event_create(evrt_event_t *event, unsigned flags) {
-  evrt_status_t st = evrt__ready();
-  if (st)
-    return st;
+/* A dead event slot: never recorded, no resource, no waiters, no shared
+ * state.  Destroy leaves every slot it recycles in this state (scrub), and
+ * new chunks start in it, so create initializes nothing else. */
+void evrt__event_init_slot(struct evrt__obj *o) {
+  struct evrt__event *e = (struct evrt__event *)o;
+  atomic_init(&e->device, -1);
+}
+
+static inline bool slot_is_clean(struct evrt__event *e) {
+  return atomic_load_explicit(&e->device, memory_order_relaxed) == -1 &&
+         !atomic_load_explicit(&e->src, memory_order_relaxed) &&
+         !atomic_load_explicit(&e->target, memory_order_relaxed) &&
+         !atomic_load_explicit(&e->rec_no, memory_order_relaxed) &&
+         !atomic_load_explicit(&e->ts, memory_order_relaxed) &&
+         !atomic_load_explicit(&e->rec_thread, memory_order_relaxed) &&
+         !atomic_load_explicit(&e->waits, memory_order_relaxed) &&
+         !e->has_resource && !e->imported && !e->nr_waiters &&
+         !atomic_load_explicit(&e->ipc, memory_order_relaxed);
+}
+
+static __attribute__((cold, noinline)) evrt_status_t
+create_invalid(evrt_event_t *event, unsigned flags) {
   if (!event)
     return evrt__fail(EVRT_ERROR_INVALID_VALUE, "event is NULL");
   if (flags & ~EVRT_EVENT_FLAGS_ALL)
     return evrt__fail(EVRT_ERROR_INVALID_VALUE, "unknown event flags 0x%x",
                       flags & ~EVRT_EVENT_FLAGS_ALL);
-  if ((flags & EVRT_EVENT_INTERPROCESS) && (flags & EVRT_EVENT_TIMING))
+  if (flags & EVRT_EVENT_TIMING)
     return evrt__fail(EVRT_ERROR_INVALID_VALUE,
                       "an interprocess event must have timing off");
-  if ((flags & EVRT_EVENT_INTERPROCESS) && (flags & EVRT_EVENT_WAIT_NEXT_RECORD))
-    return evrt__fail(EVRT_ERROR_INVALID_VALUE,
-                      "an interprocess event cannot wait for the next record");
+  return evrt__fail(EVRT_ERROR_INVALID_VALUE,
+                    "an interprocess event cannot wait for the next record");
+}
+
+evrt_status_t evrt_event_create(evrt_event_t *event, unsigned flags) {
+  evrt_status_t st = evrt__ready();
+  if (EVRT_UNLIKELY(st))
+    return st;
+  /* One test for every invalid argument; the cold path says which. */
+  if (EVRT_UNLIKELY(!event || (flags & ~EVRT_EVENT_FLAGS_ALL) ||
+                    ((flags & EVRT_EVENT_INTERPROCESS) &&
+                     (flags & (EVRT_EVENT_TIMING |
+                               EVRT_EVENT_WAIT_NEXT_RECORD)))))
+    return create_invalid(event, flags);
   struct evrt__obj *o;
-  if ((st = evrt__table_alloc(&evrt__events, &o)))
+  if (EVRT_UNLIKELY(st = evrt__table_alloc_fast(&evrt__events,
+                                                EVRT__TAG_EVENT, &o)))
     return st;
   struct evrt__event *e = (struct evrt__event *)o;
+#ifndef NDEBUG
+  if (!slot_is_clean(e)) {
+    fprintf(stderr, "evrt: internal error: event slot %u recycled unclean\n",
+            evrt__obj_index(o));
+    abort();
+  }
+#endif
   e->flags = flags;
-  atomic_store_explicit(&e->device, -1, memory_order_relaxed);
-  atomic_store_explicit(&e->src, 0, memory_order_release);
-  atomic_store_explicit(&e->target, 0, memory_order_release);
-  atomic_store_explicit(&e->rec_no, 0, memory_order_release);
-  atomic_store_explicit(&e->ts, 0, memory_order_release);
-  atomic_store_explicit(&e->rec_thread, 0, memory_order_relaxed);
-  atomic_store_explicit(&e->waits, 0, memory_order_relaxed);
-  e->has_resource = false;
-  e->imported = false;
-  e->nr_waiters = NULL;
-  atomic_store_explicit(&e->ipc, NULL, memory_order_relaxed);
+  uintptr_t h = evrt__table_next_handle(o);
   /* Unique for the life of the process: the live generation and the slot. */
-  e->id = (uint64_t)(atomic_load_explicit(&e->hdr.gen, memory_order_relaxed) +
-                     1u)
-              << 32 |
-          (e->hdr.index + 1);
-  evrt__table_publish(&e->hdr);
-  *event = (evrt_event_t)evrt__handle_of(&evrt__events, &e->hdr);
+  e->id = ((uint64_t)h & 0xffffffff00000000u) | (o->hlow >> 2);
+  evrt__table_publish_as(o, h);
+  *event = (evrt_event_t)h;
   return EVRT_SUCCESS;
 }
 
@@ -152,18 +209,21 @@ static void resume_list(struct evrt__item *list) {
   }
 }
 
-evrt_status_t evrt_event_destroy(evrt_event_t h) {
-  struct evrt__event *e = NULL;
-  evrt_status_t st = get_event(h, &e);
-  if (st)
-    return st;
-  evrt__event_lock(e);
-  if (!same_incarnation(e, h)) {
-    evrt__event_unlock(e);
-    return evrt__fail(EVRT_ERROR_INVALID_HANDLE, "event %p already destroyed",
-                      (void *)h);
-  }
-  evrt__table_kill(&e->hdr);
+/* Destroy of an event that was recorded, exported, has legacy waiters or
+ * was locked when we killed it: give back what it holds and return the
+ * slot to the clean state.  The handle is dead already and we are its only
+ * destroyer. */
+static __attribute__((noinline)) void destroy_slow(struct evrt__event *e,
+                                                   unsigned lk) {
+  bool ipc = e->flags & EVRT_EVENT_INTERPROCESS;
+  /* The lock only to wait for a holder that got in before the kill (lk
+   * odd), to take legacy waiters off the list (a worker's bind scans it
+   * under the lock without checking the incarnation), and for interprocess
+   * events (src/ipc.c re-checks under it).  Otherwise nobody can write:
+   * see the top of this file. */
+  bool lock = (lk & 1u) || ipc || e->nr_waiters;
+  if (lock)
+    evrt__event_lock(e);
   if (e->has_resource) {
     e->has_resource = false;
     evrt__event_resource_give(atomic_load_explicit(&e->device,
@@ -175,13 +235,47 @@ evrt_status_t evrt_event_destroy(evrt_event_t h) {
   e->nr_waiters = NULL;
   for (struct evrt__item *it = nr; it; it = it->u.ev.wnext)
     it->u.ev.src = NULL;
-  evrt__event_unlock(e);
-  if (IS_IPC(e))
-    evrt__ipc_close(e);
+  /* Scrub.  Pending items keep (pointer, generation) and skip their writes;
+   * a stale query may read a mix of old and zero fields and report either
+   * state, nothing worse. */
+  atomic_store_explicit(&e->device, -1, memory_order_relaxed);
+  atomic_store_explicit(&e->src, 0, memory_order_relaxed);
+  atomic_store_explicit(&e->target, 0, memory_order_relaxed);
+  atomic_store_explicit(&e->rec_no, 0, memory_order_relaxed);
+  atomic_store_explicit(&e->ts, 0, memory_order_relaxed);
+  atomic_store_explicit(&e->rec_thread, 0, memory_order_relaxed);
+  atomic_store_explicit(&e->waits, 0, memory_order_relaxed);
+  if (e->imported)
+    e->imported = false;
+  if (lock)
+    evrt__event_unlock(e);
+  if (ipc)
+    evrt__ipc_close(e); /* leaves e->ipc NULL */
   resume_list(nr);
+}
+
+evrt_status_t evrt_event_destroy(evrt_event_t h) {
+  evrt_status_t st = evrt__ready();
+  if (EVRT_UNLIKELY(st))
+    return st;
+  struct evrt__event *e = (struct evrt__event *)evrt__table_slot(
+      &evrt__events, (uintptr_t)h, EVRT__EVENT_SLOT);
+  /* The CAS validates and kills at once: of racing destroys of one handle,
+   * exactly one gets here. */
+  if (EVRT_UNLIKELY(!e || !evrt__table_kill_handle(&e->hdr, (uintptr_t)h)))
+    return evrt__fail(EVRT_ERROR_INVALID_HANDLE,
+                      "event %p is NULL, destroyed or not an event", (void *)h);
+  /* seq_cst: the other half of the Dekker pair with lock holders.  Free
+   * (even): every holder so far has released it (and we see its writes:
+   * this load acquires), every later one will find the event dead. */
+  unsigned lk = atomic_load(&e->lock);
+  if (EVRT_UNLIKELY((lk & 1u) | (e->flags & EVRT_EVENT_INTERPROCESS) ||
+                    atomic_load_explicit(&e->rec_no, memory_order_relaxed) ||
+                    e->nr_waiters))
+    destroy_slow(e, lk);
   /* Pending items keep only (pointer, generation) pairs and re-check them,
    * so the slot can be reused at once. */
-  evrt__table_release(&evrt__events, &e->hdr);
+  evrt__table_release_fast(&evrt__events, EVRT__TAG_EVENT, &e->hdr);
   return EVRT_SUCCESS;
 }
 
@@ -242,7 +336,7 @@ evrt_status_t evrt_event_record(evrt_event_t eh, evrt_stream_t sh) {
     it->kind = EVRT__ITEM_RECORD;
     it->u.ev.ipc = NULL;
     it->u.ev.ev = e;
-    it->u.ev.ev_gen = atomic_load_explicit(&e->hdr.gen, memory_order_relaxed);
+    it->u.ev.ev_gen = evrt__obj_gen(&e->hdr);
     it->u.ev.rec_no = rec_no;
     it->u.ev.ev_id = e->id;
     target = evrt__stream_push(s, it);
@@ -262,7 +356,7 @@ evrt_status_t evrt_event_record(evrt_event_t eh, evrt_stream_t sh) {
    * count as this generation's waiters for the wait status. */
   unsigned nbound = 0;
   uint64_t key = EVRT__WAITS_KEY(
-      atomic_load_explicit(&e->hdr.gen, memory_order_relaxed), rec_no);
+      evrt__obj_gen(&e->hdr), rec_no);
   nr = e->nr_waiters;
   e->nr_waiters = NULL;
   for (struct evrt__item *w = nr; w; w = w->u.ev.wnext) {
@@ -288,8 +382,7 @@ evrt_status_t evrt_event_query(evrt_event_t h) {
     return st;
   if (IS_IPC(e))
     return evrt__ipc_query(e);
-  struct gen g = read_gen(e);
-  return gen_done(&g) ? EVRT_SUCCESS : EVRT_NOT_READY;
+  return latest_done(e) ? EVRT_SUCCESS : EVRT_NOT_READY;
 }
 
 evrt_status_t evrt_event_synchronize_timeout(evrt_event_t h,
@@ -379,7 +472,7 @@ static evrt_status_t stream_wait(evrt_stream_t sh, evrt_event_t eh,
   it->kind = EVRT__ITEM_WAIT;
   it->dep_kind = next_record ? EVRT__DEP_NEXT_RECORD : EVRT__DEP_STREAM;
   it->u.ev.ev = e;
-  it->u.ev.ev_gen = atomic_load_explicit(&e->hdr.gen, memory_order_relaxed);
+  it->u.ev.ev_gen = evrt__obj_gen(&e->hdr);
   it->u.ev.ev_id = e->id;
   it->u.ev.rec_no = next_record ? 0 : g.rec_no;
   it->u.ev.src = g.src;
@@ -390,7 +483,7 @@ static evrt_status_t stream_wait(evrt_stream_t sh, evrt_event_t eh,
   it->u.ev.wkey = 0;
   if (!next_record) {
     uint64_t key = EVRT__WAITS_KEY(
-        atomic_load_explicit(&e->hdr.gen, memory_order_relaxed), g.rec_no);
+        evrt__obj_gen(&e->hdr), g.rec_no);
     if ((atomic_load_explicit(&e->waits, memory_order_relaxed) >> 20) == key) {
       atomic_fetch_add_explicit(&e->waits, 1, memory_order_relaxed);
       it->u.ev.wkey = key;
@@ -521,7 +614,7 @@ evrt_status_t evrt_event_reset(evrt_event_t eh, evrt_stream_t sh) {
   }
   it->kind = EVRT__ITEM_RESET;
   it->u.ev.ev = e;
-  it->u.ev.ev_gen = atomic_load_explicit(&e->hdr.gen, memory_order_relaxed);
+  it->u.ev.ev_gen = evrt__obj_gen(&e->hdr);
   it->u.ev.rec_no = rec_no;
   it->u.ev.ev_id = e->id;
   evrt__stream_push(s, it);
@@ -604,7 +697,7 @@ evrt_status_t evrt_event_get_id(evrt_event_t h, uint64_t *id) {
 void evrt__event_exec_record(struct evrt__item *it, uint64_t now) {
   struct evrt__event *e = it->u.ev.ev;
   evrt__event_lock(e);
-  if (atomic_load_explicit(&e->hdr.gen, memory_order_relaxed) ==
+  if (evrt__obj_gen(&e->hdr) ==
           it->u.ev.ev_gen &&
       atomic_load_explicit(&e->rec_no, memory_order_relaxed) == it->u.ev.rec_no)
     atomic_store_explicit(&e->ts, now, memory_order_release);
@@ -615,7 +708,7 @@ void evrt__event_exec_reset(struct evrt__item *it) {
   struct evrt__event *e = it->u.ev.ev;
   evrt__event_lock(e);
   /* A record made after the reset was enqueued wins over the reset. */
-  if (atomic_load_explicit(&e->hdr.gen, memory_order_relaxed) ==
+  if (evrt__obj_gen(&e->hdr) ==
           it->u.ev.ev_gen &&
       atomic_load_explicit(&e->rec_no, memory_order_relaxed) ==
           it->u.ev.rec_no) {
@@ -659,7 +752,7 @@ bool evrt__event_bind_next_record(struct evrt__item *it, bool first) {
         bound = false;
         break;
       }
-  } else if (atomic_load_explicit(&e->hdr.gen, memory_order_relaxed) !=
+  } else if (evrt__obj_gen(&e->hdr) !=
              it->u.ev.ev_gen) {
     it->u.ev.src = NULL; /* destroyed before we got here: empty dependency */
   } else {
@@ -671,7 +764,7 @@ bool evrt__event_bind_next_record(struct evrt__item *it, bool first) {
       it->u.ev.target = atomic_load_explicit(&e->target, memory_order_relaxed);
       it->u.ev.rec_no = atomic_load_explicit(&e->rec_no, memory_order_relaxed);
       uint64_t key = EVRT__WAITS_KEY(
-          atomic_load_explicit(&e->hdr.gen, memory_order_relaxed),
+          evrt__obj_gen(&e->hdr),
           it->u.ev.rec_no);
       if ((atomic_load_explicit(&e->waits, memory_order_relaxed) >> 20) ==
           key) {

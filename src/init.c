@@ -43,9 +43,9 @@ evrt_status_t evrt__init_slow(void) {
       atfork_installed = true;
     }
     evrt__table_init(&evrt__streams, sizeof(struct evrt__stream),
-                     EVRT__TAG_STREAM);
-    evrt__table_init(&evrt__events, sizeof(struct evrt__event),
-                     EVRT__TAG_EVENT);
+                     EVRT__TAG_STREAM, NULL);
+    evrt__table_init(&evrt__events, EVRT__EVENT_SLOT, EVRT__TAG_EVENT,
+                     evrt__event_init_slot);
     const char *want = getenv("EVRT_BACKEND");
     if (want && *want && strcmp(want, evrt__backend->name) != 0)
       r = evrt__fail(EVRT_ERROR_NOT_SUPPORTED,

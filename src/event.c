@@ -119,7 +119,9 @@ get_pair(evrt_event_t eh, evrt_stream_t sh,
   evrt_status_t st = get_event(eh, e);
   if (EVRT_UNLIKELY(st))
     return st;
-  *s = evrt__stream_get(sh);
+  /* The stream slot size as a constant (evrt__stream_get loads it). */
+  *s = (struct evrt__stream *)evrt__table_lookup_sized(
+      &evrt__streams, (uintptr_t)sh, EVRT__SLOT_SIZE(struct evrt__stream));
   if (EVRT_UNLIKELY(!*s))
     return evrt__fail(EVRT_ERROR_INVALID_HANDLE,
                       "stream %p is NULL, destroyed or not a stream",
@@ -169,10 +171,16 @@ create_invalid(evrt_event_t *event, unsigned flags) {
                     "an interprocess event cannot wait for the next record");
 }
 
-evrt_status_t evrt_event_create(evrt_event_t *event, unsigned flags) {
+static __attribute__((cold, noinline)) evrt_status_t
+create_slow(evrt_event_t *event, unsigned flags) {
   evrt_status_t st = evrt__ready();
-  if (EVRT_UNLIKELY(st))
-    return st;
+  return st ? st : evrt_event_create(event, flags);
+}
+
+evrt_status_t evrt_event_create(evrt_event_t *event, unsigned flags) {
+  if (EVRT_UNLIKELY(!evrt__running()))
+    return create_slow(event, flags);
+  evrt_status_t st;
   /* One test for every invalid argument; the cold path says which. */
   if (EVRT_UNLIKELY(!event || (flags & ~EVRT_EVENT_FLAGS_ALL) ||
                     ((flags & EVRT_EVENT_INTERPROCESS) &&
@@ -254,10 +262,15 @@ static __attribute__((noinline)) void destroy_slow(struct evrt__event *e,
   resume_list(nr);
 }
 
-evrt_status_t evrt_event_destroy(evrt_event_t h) {
+static __attribute__((cold, noinline)) evrt_status_t
+destroy_slow_start(evrt_event_t h) {
   evrt_status_t st = evrt__ready();
-  if (EVRT_UNLIKELY(st))
-    return st;
+  return st ? st : evrt_event_destroy(h);
+}
+
+evrt_status_t evrt_event_destroy(evrt_event_t h) {
+  if (EVRT_UNLIKELY(!evrt__running()))
+    return destroy_slow_start(h);
   struct evrt__event *e = (struct evrt__event *)evrt__table_slot(
       &evrt__events, (uintptr_t)h, EVRT__EVENT_SLOT);
   /* The CAS validates and kills at once: of racing destroys of one handle,
@@ -351,7 +364,7 @@ evrt_status_t evrt_event_record(evrt_event_t eh, evrt_stream_t sh) {
   atomic_store_explicit(&e->target, target, memory_order_release);
   atomic_store_explicit(&e->rec_no, rec_no, memory_order_release);
   atomic_store_explicit(&e->ts, ts, memory_order_release);
-  atomic_store_explicit(&e->rec_thread, evrt_thread_id(), memory_order_relaxed);
+  atomic_store_explicit(&e->rec_thread, evrt__thread_id(), memory_order_relaxed);
   /* Legacy waits that were waiting for this record bind to it now; they
    * count as this generation's waiters for the wait status. */
   unsigned nbound = 0;
@@ -375,13 +388,25 @@ evrt_status_t evrt_event_record(evrt_event_t eh, evrt_stream_t sh) {
   return EVRT_SUCCESS;
 }
 
-evrt_status_t evrt_event_query(evrt_event_t h) {
+static __attribute__((cold, noinline)) evrt_status_t
+query_slow(evrt_event_t h) {
   struct evrt__event *e = NULL;
   evrt_status_t st = get_event(h, &e);
-  if (EVRT_UNLIKELY(st))
+  if (st)
     return st;
   if (IS_IPC(e))
     return evrt__ipc_query(e);
+  return latest_done(e) ? EVRT_SUCCESS : EVRT_NOT_READY;
+}
+
+evrt_status_t evrt_event_query(evrt_event_t h) {
+  /* Every unusual case (library not running, bad handle, interprocess) is
+   * a tail call, so the common one keeps everything in registers. */
+  if (EVRT_UNLIKELY(!evrt__running()))
+    return query_slow(h);
+  struct evrt__event *e = evrt__event_get(h);
+  if (EVRT_UNLIKELY(!e) || IS_IPC(e))
+    return query_slow(h);
   return latest_done(e) ? EVRT_SUCCESS : EVRT_NOT_READY;
 }
 

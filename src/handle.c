@@ -17,7 +17,7 @@
 void evrt__table_init(struct evrt__table *t, size_t obj_size, unsigned tag,
                       void (*init_slot)(struct evrt__obj *o)) {
   memset(t, 0, sizeof *t);
-  t->obj_size = (obj_size + 63) & ~(size_t)63; /* own cache lines */
+  t->obj_size = (obj_size + 63) & ~(size_t)63; /* = EVRT__SLOT_SIZE */
   t->tag = tag;
   t->init_slot = init_slot;
   pthread_mutex_init(&t->grow_lock, NULL);

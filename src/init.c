@@ -95,11 +95,13 @@ const char *evrt_version_string(void) {
       EVRT_VERSION_MINOR) "." EVRT_STR_(EVRT_VERSION_PATCH);
 }
 
-static EVRT_TLS uint64_t tls_thread_id;
+EVRT_TLS uint64_t evrt__tls_thread_id;
 static atomic_uint_least64_t next_thread_id;
+uint64_t evrt__thread_id_slow(void) {
+  evrt__tls_thread_id =
+      atomic_fetch_add_explicit(&next_thread_id, 1, memory_order_relaxed) + 1;
+  return evrt__tls_thread_id;
+}
 uint64_t evrt_thread_id(void) {
-  if (EVRT_UNLIKELY(tls_thread_id == 0))
-    tls_thread_id =
-        atomic_fetch_add_explicit(&next_thread_id, 1, memory_order_relaxed) + 1;
-  return tls_thread_id;
+  return evrt__thread_id();
 }

@@ -104,6 +104,13 @@ EVRT_EXPORT long evrt__test_fail_alloc_at(long n);
 enum { EVRT__UNINIT = 0, EVRT__RUNNING, EVRT__SHUTDOWN, EVRT__FORKED };
 extern atomic_int evrt__lib_state;
 evrt_status_t evrt__init_slow(void);
+/* The fast test of evrt__ready(): false sends the caller to its slow path,
+ * which calls evrt__ready() for the status. */
+static inline bool evrt__running(void) {
+  /* acquire: as in evrt__ready */
+  return atomic_load_explicit(&evrt__lib_state, memory_order_acquire) ==
+         EVRT__RUNNING;
+}
 static inline evrt_status_t evrt__ready(void) {
   /* acquire: pairs with the release store at the end of initialization, so
    * every global set up by init is visible. */
@@ -111,6 +118,14 @@ static inline evrt_status_t evrt__ready(void) {
                                        memory_order_acquire) == EVRT__RUNNING))
     return EVRT_SUCCESS;
   return evrt__init_slow();
+}
+
+/* evrt_thread_id() inlined (src/init.c): record stores it at every call. */
+extern EVRT_TLS uint64_t evrt__tls_thread_id;
+uint64_t evrt__thread_id_slow(void);
+static inline uint64_t evrt__thread_id(void) {
+  uint64_t id = evrt__tls_thread_id;
+  return EVRT_LIKELY(id) ? id : evrt__thread_id_slow();
 }
 
 /* -------------------------------------------------------------- handles */
@@ -121,6 +136,9 @@ enum { EVRT__TAG_STREAM = 1, EVRT__TAG_EVENT = 2 };
 #define EVRT__CHUNK_SIZE (1u << EVRT__CHUNK_SHIFT)
 #define EVRT__MAX_CHUNKS 4096
 #define EVRT__MAX_SLOTS ((uint32_t)EVRT__MAX_CHUNKS << EVRT__CHUNK_SHIFT)
+/* The slot size a table gives objects of a type (its own cache lines); a
+ * compile-time constant, so lookups that pass it index without a load. */
+#define EVRT__SLOT_SIZE(type) ((sizeof(type) + 63) & ~(size_t)63)
 
 /*
  * Slot header.  hw holds the handle of the live incarnation, so validating a

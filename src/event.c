@@ -83,17 +83,30 @@ static inline struct gen read_gen(struct evrt__event *e) {
 
 /* Is the latest generation complete?  The seqlock read of query: only src
  * and target. */
-static inline bool latest_done(struct evrt__event *e) {
-  for (;;) {
-    unsigned s1 = atomic_load_explicit(&e->lock, memory_order_acquire);
-    uintptr_t src = atomic_load_explicit(&e->src, memory_order_acquire);
-    uint64_t target = atomic_load_explicit(&e->target, memory_order_acquire);
-    /* One test for "held" (odd) and "changed" */
-    if (EVRT_LIKELY(atomic_load_explicit(&e->lock, memory_order_relaxed) ==
+static inline __attribute__((always_inline)) bool
+latest_done_try(struct evrt__event *e, bool *done) {
+  unsigned s1 = atomic_load_explicit(&e->lock, memory_order_acquire);
+  uintptr_t src = atomic_load_explicit(&e->src, memory_order_acquire);
+  uint64_t target = atomic_load_explicit(&e->target, memory_order_acquire);
+  /* One test for "held" (odd) and "changed" */
+  if (EVRT_UNLIKELY(atomic_load_explicit(&e->lock, memory_order_relaxed) !=
                     (s1 & ~1u)))
-      return !src || evrt__done((struct evrt__stream *)src) >= target;
+    return false;
+  *done = !src || evrt__done((struct evrt__stream *)src) >= target;
+  return true;
+}
+static __attribute__((noinline)) bool latest_done_retry(struct evrt__event *e) {
+  bool done;
+  while (!latest_done_try(e, &done))
     evrt__cpu_relax();
-  }
+  return done;
+}
+static inline bool latest_done(struct evrt__event *e) {
+  bool done;
+  /* The retry loop out of line: the first try is straight-line code. */
+  if (EVRT_LIKELY(latest_done_try(e, &done)))
+    return done;
+  return latest_done_retry(e);
 }
 
 static inline bool gen_done(const struct gen *g) {
@@ -177,20 +190,39 @@ create_slow(evrt_event_t *event, unsigned flags) {
   return st ? st : evrt_event_create(event, flags);
 }
 
+static evrt_status_t init_event(struct evrt__obj *o, evrt_event_t *event,
+                                unsigned flags);
+
+/* This thread's slot cache is empty: the table's free stack, or a new slot
+ * (evrt__table_alloc looks at the cache again, harmlessly). */
+static __attribute__((noinline)) evrt_status_t
+create_uncached(evrt_event_t *event, unsigned flags) {
+  struct evrt__obj *o;
+  evrt_status_t st = evrt__table_alloc(&evrt__events, &o);
+  return st ? st : init_event(o, event, flags);
+}
+
 evrt_status_t evrt_event_create(evrt_event_t *event, unsigned flags) {
   if (EVRT_UNLIKELY(!evrt__running()))
     return create_slow(event, flags);
-  evrt_status_t st;
   /* One test for every invalid argument; the cold path says which. */
   if (EVRT_UNLIKELY(!event || (flags & ~EVRT_EVENT_FLAGS_ALL) ||
                     ((flags & EVRT_EVENT_INTERPROCESS) &&
                      (flags & (EVRT_EVENT_TIMING |
                                EVRT_EVENT_WAIT_NEXT_RECORD)))))
     return create_invalid(event, flags);
-  struct evrt__obj *o;
-  if (EVRT_UNLIKELY(st = evrt__table_alloc_fast(&evrt__events,
-                                                EVRT__TAG_EVENT, &o)))
-    return st;
+  /* This thread's slot cache (handle.c), inline */
+  struct evrt__tcache *c = &evrt__tcaches[EVRT__TAG_EVENT - 1];
+  uint32_t n = c->n;
+  if (EVRT_UNLIKELY(!n))
+    return create_uncached(event, flags);
+  c->n = n - 1;
+  return init_event(c->objs[n - 1], event, flags);
+}
+
+/* Make the clean dead slot o the new event. */
+static inline __attribute__((always_inline)) evrt_status_t
+init_event(struct evrt__obj *o, evrt_event_t *event, unsigned flags) {
   struct evrt__event *e = (struct evrt__event *)o;
 #ifndef NDEBUG
   if (!slot_is_clean(e)) {
@@ -221,8 +253,14 @@ static void resume_list(struct evrt__item *list) {
  * was locked when we killed it: give back what it holds and return the
  * slot to the clean state.  The handle is dead already and we are its only
  * destroyer. */
-static __attribute__((noinline)) void destroy_slow(struct evrt__event *e,
-                                                   unsigned lk) {
+static __attribute__((noinline)) evrt_status_t
+destroy_release(struct evrt__event *e) {
+  evrt__table_release(&evrt__events, &e->hdr);
+  return EVRT_SUCCESS;
+}
+
+static __attribute__((noinline)) evrt_status_t
+destroy_slow(struct evrt__event *e, unsigned lk) {
   bool ipc = e->flags & EVRT_EVENT_INTERPROCESS;
   /* The lock only to wait for a holder that got in before the kill (lk
    * odd), to take legacy waiters off the list (a worker's bind scans it
@@ -260,6 +298,7 @@ static __attribute__((noinline)) void destroy_slow(struct evrt__event *e,
   if (ipc)
     evrt__ipc_close(e); /* leaves e->ipc NULL */
   resume_list(nr);
+  return destroy_release(e);
 }
 
 static __attribute__((cold, noinline)) evrt_status_t
@@ -285,10 +324,11 @@ evrt_status_t evrt_event_destroy(evrt_event_t h) {
   if (EVRT_UNLIKELY((lk & 1u) | (e->flags & EVRT_EVENT_INTERPROCESS) ||
                     atomic_load_explicit(&e->rec_no, memory_order_relaxed) ||
                     e->nr_waiters))
-    destroy_slow(e, lk);
+    return destroy_slow(e, lk);
   /* Pending items keep only (pointer, generation) pairs and re-check them,
    * so the slot can be reused at once. */
-  evrt__table_release_fast(&evrt__events, EVRT__TAG_EVENT, &e->hdr);
+  if (EVRT_UNLIKELY(!evrt__table_give_cached(EVRT__TAG_EVENT, &e->hdr)))
+    return destroy_release(e);
   return EVRT_SUCCESS;
 }
 

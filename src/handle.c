@@ -53,8 +53,8 @@ static evrt_status_t grow(struct evrt__table *t, uint32_t index) {
   return st;
 }
 
-/* The per-thread caches of free slots (internal.h: evrt__table_alloc_fast
- * and evrt__table_release_fast take and give without leaving the thread). */
+/* The per-thread caches of free slots (evrt_event_create takes from its
+ * own inline, evrt__table_give_cached gives, without leaving the thread). */
 EVRT_TLS struct evrt__tcache evrt__tcaches[2];
 static pthread_key_t tcache_key;
 static pthread_once_t tcache_once = PTHREAD_ONCE_INIT;

@@ -179,12 +179,12 @@ struct evrt__tcache {
 extern EVRT_TLS struct evrt__tcache evrt__tcaches[2]; /* by tag - 1 */
 
 struct evrt__table {
+  _Atomic(char *) chunks[EVRT__MAX_CHUNKS]; /* first: indexed with no offset */
   size_t obj_size;
   unsigned tag;
   /* Called on each slot of a new chunk: the state a dead slot must be in
    * (events: device -1); NULL if all zero will do. */
   void (*init_slot)(struct evrt__obj *o);
-  _Atomic(char *) chunks[EVRT__MAX_CHUNKS];
   /* Treiber stack of free slots: low 32 bits index+1, high 32 an ABA tag. */
   atomic_uint_least64_t free_top;
   atomic_uint next_unused; /* slots never handed out start here */
@@ -194,35 +194,22 @@ struct evrt__table {
 void evrt__table_init(struct evrt__table *t, size_t obj_size, unsigned tag,
                       void (*init_slot)(struct evrt__obj *o));
 /* A dead slot (in the state its last incarnation, or init_slot, left it):
- * the caller initializes what differs and publishes it.  Slow path of
- * evrt__table_alloc_fast. */
+ * the caller initializes what differs and publishes it.  Takes from this
+ * thread's cache first. */
 evrt_status_t evrt__table_alloc(struct evrt__table *t, struct evrt__obj **obj);
-/* Return a dead slot to the table (slow path of evrt__table_release_fast). */
+/* Return a dead slot to the table (this thread's cache first). */
 void evrt__table_release(struct evrt__table *t, struct evrt__obj *o);
 
-static inline evrt_status_t evrt__table_alloc_fast(struct evrt__table *t,
-                                                   unsigned tag,
-                                                   struct evrt__obj **out) {
+/* Put a dead slot in this thread's cache; false if it is full or not armed
+ * yet (then evrt__table_release). */
+static inline bool evrt__table_give_cached(unsigned tag, struct evrt__obj *o) {
   struct evrt__tcache *c = &evrt__tcaches[tag - 1];
   uint32_t n = c->n;
-  if (EVRT_LIKELY(n)) {
-    c->n = n - 1;
-    *out = c->objs[n - 1];
-    return EVRT_SUCCESS;
-  }
-  return evrt__table_alloc(t, out);
-}
-static inline void evrt__table_release_fast(struct evrt__table *t,
-                                            unsigned tag,
-                                            struct evrt__obj *o) {
-  struct evrt__tcache *c = &evrt__tcaches[tag - 1];
-  uint32_t n = c->n;
-  if (EVRT_LIKELY(c->table && n < EVRT__TCACHE)) {
-    c->objs[n] = o;
-    c->n = n + 1;
-    return;
-  }
-  evrt__table_release(t, o);
+  if (EVRT_UNLIKELY(!c->table || n >= EVRT__TCACHE))
+    return false;
+  c->objs[n] = o;
+  c->n = n + 1;
+  return true;
 }
 
 /* The handle a dead slot's next incarnation gets. */

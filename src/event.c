@@ -7,8 +7,9 @@
  * publish and the item's seq agree).  Workers take event.lock with no other
  * lock held.
  *
- * event.lock is a seqlock: writers make it odd (a CAS: acquire, and seq_cst for destroy), store the
- * fields with release (so the odd value is visible before any new field) and
+ * event.lock is a seqlock: writers make it odd (a CAS: acquire, and seq_cst
+ * for destroy's sake), store the fields with release (so the odd value is
+ * visible before any new field) and
  * make it even again with release; readers load it with acquire, load the
  * fields with acquire (so the re-check cannot move above them) and re-check.
  * No fences (ThreadSanitizer does not model them); on x86 all of these are

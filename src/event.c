@@ -191,8 +191,8 @@ create_slow(evrt_event_t *event, unsigned flags) {
   return st ? st : evrt_event_create(event, flags);
 }
 
-static evrt_status_t init_event(struct evrt__obj *o, evrt_event_t *event,
-                                unsigned flags);
+static evrt_status_t init_event(struct evrt__obj *o, uintptr_t h,
+                                evrt_event_t *event, unsigned flags);
 
 /* This thread's slot cache is empty: the table's free stack, or a new slot
  * (evrt__table_alloc looks at the cache again, harmlessly). */
@@ -200,7 +200,7 @@ static __attribute__((noinline)) evrt_status_t
 create_uncached(evrt_event_t *event, unsigned flags) {
   struct evrt__obj *o;
   evrt_status_t st = evrt__table_alloc(&evrt__events, &o);
-  return st ? st : init_event(o, event, flags);
+  return st ? st : init_event(o, evrt__table_next_handle(o), event, flags);
 }
 
 evrt_status_t evrt_event_create(evrt_event_t *event, unsigned flags) {
@@ -218,24 +218,28 @@ evrt_status_t evrt_event_create(evrt_event_t *event, unsigned flags) {
   if (EVRT_UNLIKELY(!n))
     return create_uncached(event, flags);
   c->n = n - 1;
-  return init_event(c->objs[n - 1], event, flags);
+  uintptr_t h = (uintptr_t)c->next[n - 1];
+  return init_event(evrt__table_at_known(&evrt__events,
+                                         ((uint32_t)h >> 2) - 1,
+                                         EVRT__EVENT_SLOT),
+                    h, event, flags);
 }
 
 /* Make the clean dead slot o the new event. */
 static inline __attribute__((always_inline)) evrt_status_t
-init_event(struct evrt__obj *o, evrt_event_t *event, unsigned flags) {
+init_event(struct evrt__obj *o, uintptr_t h, evrt_event_t *event,
+           unsigned flags) {
   struct evrt__event *e = (struct evrt__event *)o;
 #ifndef NDEBUG
-  if (!slot_is_clean(e)) {
+  if (!slot_is_clean(e) || h != evrt__table_next_handle(o)) {
     fprintf(stderr, "evrt: internal error: event slot %u recycled unclean\n",
             evrt__obj_index(o));
     abort();
   }
 #endif
   e->flags = flags;
-  uintptr_t h = evrt__table_next_handle(o);
   /* Unique for the life of the process: the live generation and the slot. */
-  e->id = ((uint64_t)h & 0xffffffff00000000u) | (o->hlow >> 2);
+  e->id = ((uint64_t)h & 0xffffffff00000000u) | ((uint32_t)h >> 2);
   evrt__table_publish_as(o, h);
   *event = (evrt_event_t)h;
   return EVRT_SUCCESS;
@@ -328,7 +332,10 @@ evrt_status_t evrt_event_destroy(evrt_event_t h) {
     return destroy_slow(e, lk);
   /* Pending items keep only (pointer, generation) pairs and re-check them,
    * so the slot can be reused at once. */
-  if (EVRT_UNLIKELY(!evrt__table_give_cached(EVRT__TAG_EVENT, &e->hdr)))
+  if (EVRT_UNLIKELY(!evrt__table_give_cached(EVRT__TAG_EVENT,
+                                             evrt__dead_of((uintptr_t)h) +
+                                                 (1ull << 32) +
+                                                 (uint32_t)(uintptr_t)h)))
     return destroy_release(e);
   return EVRT_SUCCESS;
 }

@@ -61,12 +61,16 @@ static pthread_once_t tcache_once = PTHREAD_ONCE_INIT;
 
 static void global_push(struct evrt__table *t, struct evrt__obj *o);
 
+static struct evrt__obj *cached_slot(struct evrt__table *t, uint64_t next) {
+  return evrt__table_at_known(t, ((uint32_t)next >> 2) - 1, t->obj_size);
+}
+
 static void tcache_flush(void *arg) {
   (void)arg;
   for (int i = 0; i < 2; i++) {
     struct evrt__tcache *c = &evrt__tcaches[i];
     while (c->n)
-      global_push(c->table, c->objs[--c->n]);
+      global_push(c->table, cached_slot(c->table, c->next[--c->n]));
   }
 }
 static void tcache_key_make(void) { pthread_key_create(&tcache_key, tcache_flush); }
@@ -74,7 +78,7 @@ static void tcache_key_make(void) { pthread_key_create(&tcache_key, tcache_flush
 evrt_status_t evrt__table_alloc(struct evrt__table *t, struct evrt__obj **out) {
   struct evrt__tcache *c = &evrt__tcaches[t->tag - 1];
   if (EVRT_LIKELY(c->n)) {
-    *out = c->objs[--c->n];
+    *out = cached_slot(t, c->next[--c->n]);
     return EVRT_SUCCESS;
   }
   struct evrt__obj *o = NULL;
@@ -129,7 +133,7 @@ void evrt__table_release(struct evrt__table *t, struct evrt__obj *o) {
     c->table = t;
   }
   if (EVRT_LIKELY(c->n < EVRT__TCACHE)) {
-    c->objs[c->n++] = o;
+    c->next[c->n++] = evrt__table_next_handle(o);
     return;
   }
   global_push(t, o);

@@ -168,13 +168,18 @@ static inline bool evrt__obj_live(struct evrt__obj *o) {
 }
 
 /* Per-thread cache of free slots, so that a create/destroy pair on one
- * thread takes no atomic read-modify-write.  Flushed to the table's free
- * stack when the thread exits (handle.c). */
+ * thread touches no shared free list (the only atomic read-modify-write
+ * left is destroy's CAS of the slot word).  Flushed to the table's free
+ * stack when the thread exits (handle.c).  Kept small: it is initial-exec
+ * TLS, which a dlopen'd libevrt takes from the static TLS surplus. */
 #define EVRT__TCACHE 16
 struct evrt__tcache {
   struct evrt__table *table; /* set at the first release: destructor armed */
   uint32_t n;
-  struct evrt__obj *objs[EVRT__TCACHE];
+  /* The handle each cached slot will get next (its slot and the
+   * generation after its dead one): the slot is found from it, and create
+   * need not read the slot to make the handle. */
+  uint64_t next[EVRT__TCACHE];
 };
 extern EVRT_TLS struct evrt__tcache evrt__tcaches[2]; /* by tag - 1 */
 
@@ -202,12 +207,12 @@ void evrt__table_release(struct evrt__table *t, struct evrt__obj *o);
 
 /* Put a dead slot in this thread's cache; false if it is full or not armed
  * yet (then evrt__table_release). */
-static inline bool evrt__table_give_cached(unsigned tag, struct evrt__obj *o) {
+static inline bool evrt__table_give_cached(unsigned tag, uint64_t next) {
   struct evrt__tcache *c = &evrt__tcaches[tag - 1];
   uint32_t n = c->n;
   if (EVRT_UNLIKELY(!c->table || n >= EVRT__TCACHE))
     return false;
-  c->objs[n] = o;
+  c->next[n] = next;
   c->n = n + 1;
   return true;
 }
@@ -263,6 +268,15 @@ static inline struct evrt__obj *evrt__table_at_sized(struct evrt__table *t,
                                  memory_order_acquire);
   if (EVRT_UNLIKELY(!c))
     return NULL;
+  return (struct evrt__obj *)(c + (size_t)(index & (EVRT__CHUNK_SIZE - 1)) *
+                                      size);
+}
+/* The slot at an index handed out before (its chunk exists). */
+static inline struct evrt__obj *
+evrt__table_at_known(struct evrt__table *t, uint32_t index, size_t size) {
+  /* acquire: as in evrt__table_at_sized (the chunk is ours to read) */
+  char *c = atomic_load_explicit(&t->chunks[index >> EVRT__CHUNK_SHIFT],
+                                 memory_order_acquire);
   return (struct evrt__obj *)(c + (size_t)(index & (EVRT__CHUNK_SIZE - 1)) *
                                       size);
 }

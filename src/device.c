@@ -95,7 +95,7 @@ evrt_status_t evrt_device_synchronize(int device) {
   uint32_t n = atomic_load_explicit(&t->next_unused, memory_order_acquire);
   for (uint32_t i = 0; i < n; i++) {
     struct evrt__stream *s = (struct evrt__stream *)evrt__table_at(t, i);
-    if (!s || !(atomic_load_explicit(&s->hdr.gen, memory_order_acquire) & 1u))
+    if (!s || !evrt__obj_live(&s->hdr))
       continue;
     if (s->device != device)
       continue;

@@ -7,15 +7,31 @@
  * publish and the item's seq agree).  Workers take event.lock with no other
  * lock held.
  *
- * event.lock is a seqlock: writers make it odd (acquire CAS), store the
- * fields with release (so the odd value is visible before any new field) and
+ * event.lock is a seqlock: writers make it odd (a CAS: acquire, and seq_cst
+ * for destroy's sake), store the fields with release (so the odd value is
+ * visible before any new field) and
  * make it even again with release; readers load it with acquire, load the
  * fields with acquire (so the re-check cannot move above them) and re-check.
  * No fences (ThreadSanitizer does not model them); on x86 all of these are
  * plain moves.  Query costs a handful of loads and never writes.
+ *
+ * Destroy does not take the lock in the common case.  It kills the handle
+ * with one CAS on the slot word (exactly one of racing destroys succeeds)
+ * and then reads the lock; every lock holder CASes the lock and then reads
+ * the slot word.  Both sides are seq_cst, so (store buffering forbidden)
+ * either destroy sees the lock held, and waits for it, or the holder sees
+ * the event dead and writes nothing.  A destroy that finds the lock free
+ * therefore has the event to itself: it can scrub it and recycle the slot
+ * without the lock.  Every lock holder that writes checks the incarnation
+ * first (same_incarnation, or the generation its item carries).
+ *
+ * A dead slot is always clean (never recorded: see evrt__event_init_slot),
+ * so create writes only the flags and the id.
  */
 #include "internal.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 
@@ -23,8 +39,10 @@ void evrt__event_lock(struct evrt__event *e) {
   for (unsigned n = 0;; n++) {
     unsigned v = atomic_load_explicit(&e->lock, memory_order_relaxed);
     if (!(v & 1u) &&
+        /* seq_cst, not just acquire: the holder's next read of the slot
+         * word pairs with destroy (see the top of this file) */
         atomic_compare_exchange_weak_explicit(&e->lock, &v, v + 1,
-                                              memory_order_acquire,
+                                              memory_order_seq_cst,
                                               memory_order_relaxed))
       break;
     if (n < 64)
@@ -64,6 +82,34 @@ static inline struct gen read_gen(struct evrt__event *e) {
   }
 }
 
+/* Is the latest generation complete?  The seqlock read of query: only src
+ * and target. */
+static inline __attribute__((always_inline)) bool
+latest_done_try(struct evrt__event *e, bool *done) {
+  unsigned s1 = atomic_load_explicit(&e->lock, memory_order_acquire);
+  uintptr_t src = atomic_load_explicit(&e->src, memory_order_acquire);
+  uint64_t target = atomic_load_explicit(&e->target, memory_order_acquire);
+  /* One test for "held" (odd) and "changed" */
+  if (EVRT_UNLIKELY(atomic_load_explicit(&e->lock, memory_order_relaxed) !=
+                    (s1 & ~1u)))
+    return false;
+  *done = !src || evrt__done((struct evrt__stream *)src) >= target;
+  return true;
+}
+static __attribute__((noinline)) bool latest_done_retry(struct evrt__event *e) {
+  bool done;
+  while (!latest_done_try(e, &done))
+    evrt__cpu_relax();
+  return done;
+}
+static inline bool latest_done(struct evrt__event *e) {
+  bool done;
+  /* The retry loop out of line: the first try is straight-line code. */
+  if (EVRT_LIKELY(latest_done_try(e, &done)))
+    return done;
+  return latest_done_retry(e);
+}
+
 static inline bool gen_done(const struct gen *g) {
   return !g->src || evrt__done(g->src) >= g->target;
 }
@@ -87,7 +133,9 @@ get_pair(evrt_event_t eh, evrt_stream_t sh,
   evrt_status_t st = get_event(eh, e);
   if (EVRT_UNLIKELY(st))
     return st;
-  *s = evrt__stream_get(sh);
+  /* The stream slot size as a constant (evrt__stream_get loads it). */
+  *s = (struct evrt__stream *)evrt__table_lookup_sized(
+      &evrt__streams, (uintptr_t)sh, EVRT__SLOT_SIZE(struct evrt__stream));
   if (EVRT_UNLIKELY(!*s))
     return evrt__fail(EVRT_ERROR_INVALID_HANDLE,
                       "stream %p is NULL, destroyed or not a stream",
@@ -97,7 +145,8 @@ get_pair(evrt_event_t eh, evrt_stream_t sh,
 
 /* Under the event lock: is the handle still this incarnation? */
 static inline bool same_incarnation(struct evrt__event *e, evrt_event_t h) {
-  return (uintptr_t)evrt__handle_of(&evrt__events, &e->hdr) == (uintptr_t)h;
+  /* seq_cst: the holder's half of the Dekker pair with destroy */
+  return atomic_load(&e->hdr.hw) == (uint64_t)(uintptr_t)h;
 }
 
 #define IS_IPC(e) EVRT_UNLIKELY((e)->flags & EVRT_EVENT_INTERPROCESS)
@@ -133,44 +182,97 @@ static inline void wrec_add(struct evrt__event *e, struct evrt__stream *s,
   e->nwrec++;
 }
 
-evrt_status_t evrt_event_create(evrt_event_t *event, unsigned flags) {
-  evrt_status_t st = evrt__ready();
-  if (st)
-    return st;
+/* A dead event slot: never recorded, no resource, no waiters, no shared
+ * state.  Destroy leaves every slot it recycles in this state (scrub), and
+ * new chunks start in it, so create initializes nothing else. */
+void evrt__event_init_slot(struct evrt__obj *o) {
+  struct evrt__event *e = (struct evrt__event *)o;
+  atomic_init(&e->device, -1);
+}
+
+static inline bool slot_is_clean(struct evrt__event *e) {
+  return atomic_load_explicit(&e->device, memory_order_relaxed) == -1 &&
+         !atomic_load_explicit(&e->src, memory_order_relaxed) &&
+         !atomic_load_explicit(&e->target, memory_order_relaxed) &&
+         !atomic_load_explicit(&e->rec_no, memory_order_relaxed) &&
+         !atomic_load_explicit(&e->ts, memory_order_relaxed) &&
+         !atomic_load_explicit(&e->rec_thread, memory_order_relaxed) &&
+         !e->nwrec && !e->wrec && !e->capwrec &&
+         !e->has_resource && !e->imported && !e->nr_waiters &&
+         !atomic_load_explicit(&e->ipc, memory_order_relaxed);
+}
+
+static __attribute__((cold, noinline)) evrt_status_t
+create_invalid(evrt_event_t *event, unsigned flags) {
   if (!event)
     return evrt__fail(EVRT_ERROR_INVALID_VALUE, "event is NULL");
   if (flags & ~EVRT_EVENT_FLAGS_ALL)
     return evrt__fail(EVRT_ERROR_INVALID_VALUE, "unknown event flags 0x%x",
                       flags & ~EVRT_EVENT_FLAGS_ALL);
-  if ((flags & EVRT_EVENT_INTERPROCESS) && (flags & EVRT_EVENT_TIMING))
+  if (flags & EVRT_EVENT_TIMING)
     return evrt__fail(EVRT_ERROR_INVALID_VALUE,
                       "an interprocess event must have timing off");
-  if ((flags & EVRT_EVENT_INTERPROCESS) && (flags & EVRT_EVENT_WAIT_NEXT_RECORD))
-    return evrt__fail(EVRT_ERROR_INVALID_VALUE,
-                      "an interprocess event cannot wait for the next record");
+  return evrt__fail(EVRT_ERROR_INVALID_VALUE,
+                    "an interprocess event cannot wait for the next record");
+}
+
+static __attribute__((cold, noinline)) evrt_status_t
+create_slow(evrt_event_t *event, unsigned flags) {
+  evrt_status_t st = evrt__ready();
+  return st ? st : evrt_event_create(event, flags);
+}
+
+static evrt_status_t init_event(struct evrt__obj *o, uintptr_t h,
+                                evrt_event_t *event, unsigned flags);
+
+/* This thread's slot cache is empty: the table's free stack, or a new slot
+ * (evrt__table_alloc looks at the cache again, harmlessly). */
+static __attribute__((noinline)) evrt_status_t
+create_uncached(evrt_event_t *event, unsigned flags) {
   struct evrt__obj *o;
-  if ((st = evrt__table_alloc(&evrt__events, &o)))
-    return st;
+  evrt_status_t st = evrt__table_alloc(&evrt__events, &o);
+  return st ? st : init_event(o, evrt__table_next_handle(o), event, flags);
+}
+
+evrt_status_t evrt_event_create(evrt_event_t *event, unsigned flags) {
+  if (EVRT_UNLIKELY(!evrt__running()))
+    return create_slow(event, flags);
+  /* One test for every invalid argument; the cold path says which. */
+  if (EVRT_UNLIKELY(!event || (flags & ~EVRT_EVENT_FLAGS_ALL) ||
+                    ((flags & EVRT_EVENT_INTERPROCESS) &&
+                     (flags & (EVRT_EVENT_TIMING |
+                               EVRT_EVENT_WAIT_NEXT_RECORD)))))
+    return create_invalid(event, flags);
+  /* This thread's slot cache (handle.c), inline */
+  struct evrt__tcache *c = &evrt__tcaches[EVRT__TAG_EVENT - 1];
+  uint32_t n = c->n;
+  if (EVRT_UNLIKELY(!n))
+    return create_uncached(event, flags);
+  c->n = n - 1;
+  uintptr_t h = (uintptr_t)c->next[n - 1];
+  return init_event(evrt__table_at_known(&evrt__events,
+                                         ((uint32_t)h >> 2) - 1,
+                                         EVRT__EVENT_SLOT),
+                    h, event, flags);
+}
+
+/* Make the clean dead slot o the new event. */
+static inline __attribute__((always_inline)) evrt_status_t
+init_event(struct evrt__obj *o, uintptr_t h, evrt_event_t *event,
+           unsigned flags) {
   struct evrt__event *e = (struct evrt__event *)o;
+#ifndef NDEBUG
+  if (!slot_is_clean(e) || h != evrt__table_next_handle(o)) {
+    fprintf(stderr, "evrt: internal error: event slot %u recycled unclean\n",
+            evrt__obj_index(o));
+    abort();
+  }
+#endif
   e->flags = flags;
-  atomic_store_explicit(&e->device, -1, memory_order_relaxed);
-  atomic_store_explicit(&e->src, 0, memory_order_release);
-  atomic_store_explicit(&e->target, 0, memory_order_release);
-  atomic_store_explicit(&e->rec_no, 0, memory_order_release);
-  atomic_store_explicit(&e->ts, 0, memory_order_release);
-  atomic_store_explicit(&e->rec_thread, 0, memory_order_relaxed);
-  e->nwrec = 0;
-  e->has_resource = false;
-  e->imported = false;
-  e->nr_waiters = NULL;
-  atomic_store_explicit(&e->ipc, NULL, memory_order_relaxed);
   /* Unique for the life of the process: the live generation and the slot. */
-  e->id = (uint64_t)(atomic_load_explicit(&e->hdr.gen, memory_order_relaxed) +
-                     1u)
-              << 32 |
-          (e->hdr.index + 1);
-  evrt__table_publish(&e->hdr);
-  *event = (evrt_event_t)evrt__handle_of(&evrt__events, &e->hdr);
+  e->id = ((uint64_t)h & 0xffffffff00000000u) | ((uint32_t)h >> 2);
+  evrt__table_publish_as(o, h);
+  *event = (evrt_event_t)h;
   return EVRT_SUCCESS;
 }
 
@@ -183,21 +285,27 @@ static void resume_list(struct evrt__item *list) {
   }
 }
 
-evrt_status_t evrt_event_destroy(evrt_event_t h) {
-  struct evrt__event *e = NULL;
-  evrt_status_t st = get_event(h, &e);
-  if (st)
-    return st;
-  evrt__event_lock(e);
-  if (!same_incarnation(e, h)) {
-    evrt__event_unlock(e);
-    return evrt__fail(EVRT_ERROR_INVALID_HANDLE, "event %p already destroyed",
-                      (void *)h);
-  }
-  evrt__table_kill(&e->hdr);
-  evrt__free(e->wrec); /* wait records end with the incarnation */
-  e->wrec = NULL;
-  e->nwrec = e->capwrec = 0;
+/* Destroy of an event that was recorded, exported, has legacy waiters or
+ * was locked when we killed it: give back what it holds and return the
+ * slot to the clean state.  The handle is dead already and we are its only
+ * destroyer. */
+static __attribute__((noinline)) evrt_status_t
+destroy_release(struct evrt__event *e) {
+  evrt__table_release(&evrt__events, &e->hdr);
+  return EVRT_SUCCESS;
+}
+
+static __attribute__((noinline)) evrt_status_t
+destroy_slow(struct evrt__event *e, unsigned lk) {
+  bool ipc = e->flags & EVRT_EVENT_INTERPROCESS;
+  /* The lock only to wait for a holder that got in before the kill (lk
+   * odd), to take legacy waiters off the list (a worker's bind scans it
+   * under the lock without checking the incarnation), and for interprocess
+   * events (src/ipc.c re-checks under it).  Otherwise nobody can write:
+   * see the top of this file. */
+  bool lock = (lk & 1u) || ipc || e->nr_waiters;
+  if (lock)
+    evrt__event_lock(e);
   if (e->has_resource) {
     e->has_resource = false;
     evrt__event_resource_give(atomic_load_explicit(&e->device,
@@ -209,13 +317,59 @@ evrt_status_t evrt_event_destroy(evrt_event_t h) {
   e->nr_waiters = NULL;
   for (struct evrt__item *it = nr; it; it = it->u.ev.wnext)
     it->u.ev.src = NULL;
-  evrt__event_unlock(e);
-  if (IS_IPC(e))
-    evrt__ipc_close(e);
+  /* Scrub.  Pending items keep (pointer, generation) and skip their writes;
+   * a stale query may read a mix of old and zero fields and report either
+   * state, nothing worse. */
+  atomic_store_explicit(&e->device, -1, memory_order_relaxed);
+  atomic_store_explicit(&e->src, 0, memory_order_relaxed);
+  atomic_store_explicit(&e->target, 0, memory_order_relaxed);
+  atomic_store_explicit(&e->rec_no, 0, memory_order_relaxed);
+  atomic_store_explicit(&e->ts, 0, memory_order_relaxed);
+  atomic_store_explicit(&e->rec_thread, 0, memory_order_relaxed);
+  evrt__free(e->wrec); /* wait records end with the incarnation */
+  e->wrec = NULL;
+  e->nwrec = e->capwrec = 0;
+  if (e->imported)
+    e->imported = false;
+  if (lock)
+    evrt__event_unlock(e);
+  if (ipc)
+    evrt__ipc_close(e); /* leaves e->ipc NULL */
   resume_list(nr);
+  return destroy_release(e);
+}
+
+static __attribute__((cold, noinline)) evrt_status_t
+destroy_slow_start(evrt_event_t h) {
+  evrt_status_t st = evrt__ready();
+  return st ? st : evrt_event_destroy(h);
+}
+
+evrt_status_t evrt_event_destroy(evrt_event_t h) {
+  if (EVRT_UNLIKELY(!evrt__running()))
+    return destroy_slow_start(h);
+  struct evrt__event *e = (struct evrt__event *)evrt__table_slot(
+      &evrt__events, (uintptr_t)h, EVRT__EVENT_SLOT);
+  /* The CAS validates and kills at once: of racing destroys of one handle,
+   * exactly one gets here. */
+  if (EVRT_UNLIKELY(!e || !evrt__table_kill_handle(&e->hdr, (uintptr_t)h)))
+    return evrt__fail(EVRT_ERROR_INVALID_HANDLE,
+                      "event %p is NULL, destroyed or not an event", (void *)h);
+  /* seq_cst: the other half of the Dekker pair with lock holders.  Free
+   * (even): every holder so far has released it (and we see its writes:
+   * this load acquires), every later one will find the event dead. */
+  unsigned lk = atomic_load(&e->lock);
+  if (EVRT_UNLIKELY((lk & 1u) | (e->flags & EVRT_EVENT_INTERPROCESS) ||
+                    atomic_load_explicit(&e->rec_no, memory_order_relaxed) ||
+                    e->nr_waiters))
+    return destroy_slow(e, lk);
   /* Pending items keep only (pointer, generation) pairs and re-check them,
    * so the slot can be reused at once. */
-  evrt__table_release(&evrt__events, &e->hdr);
+  if (EVRT_UNLIKELY(!evrt__table_give_cached(EVRT__TAG_EVENT,
+                                             evrt__dead_of((uintptr_t)h) +
+                                                 (1ull << 32) +
+                                                 (uint32_t)(uintptr_t)h)))
+    return destroy_release(e);
   return EVRT_SUCCESS;
 }
 
@@ -288,7 +442,7 @@ evrt_status_t evrt_event_record(evrt_event_t eh, evrt_stream_t sh) {
     it->kind = EVRT__ITEM_RECORD;
     it->u.ev.ipc = NULL;
     it->u.ev.ev = e;
-    it->u.ev.ev_gen = atomic_load_explicit(&e->hdr.gen, memory_order_relaxed);
+    it->u.ev.ev_gen = evrt__obj_gen(&e->hdr);
     it->u.ev.rec_no = rec_no;
     it->u.ev.ev_id = e->id;
     target = evrt__stream_push(s, it);
@@ -303,7 +457,7 @@ evrt_status_t evrt_event_record(evrt_event_t eh, evrt_stream_t sh) {
   atomic_store_explicit(&e->target, target, memory_order_release);
   atomic_store_explicit(&e->rec_no, rec_no, memory_order_release);
   atomic_store_explicit(&e->ts, ts, memory_order_release);
-  atomic_store_explicit(&e->rec_thread, evrt_thread_id(), memory_order_relaxed);
+  atomic_store_explicit(&e->rec_thread, evrt__thread_id(), memory_order_relaxed);
   /* A new generation: the wait status starts over, with the legacy waits
    * that were waiting for this record (they bind to it now). */
   e->nwrec = 0;
@@ -322,15 +476,26 @@ evrt_status_t evrt_event_record(evrt_event_t eh, evrt_stream_t sh) {
   return EVRT_SUCCESS;
 }
 
-evrt_status_t evrt_event_query(evrt_event_t h) {
+static __attribute__((cold, noinline)) evrt_status_t
+query_slow(evrt_event_t h) {
   struct evrt__event *e = NULL;
   evrt_status_t st = get_event(h, &e);
-  if (EVRT_UNLIKELY(st))
+  if (st)
     return st;
   if (IS_IPC(e))
     return evrt__ipc_query(e);
-  struct gen g = read_gen(e);
-  return gen_done(&g) ? EVRT_SUCCESS : EVRT_NOT_READY;
+  return latest_done(e) ? EVRT_SUCCESS : EVRT_NOT_READY;
+}
+
+evrt_status_t evrt_event_query(evrt_event_t h) {
+  /* Every unusual case (library not running, bad handle, interprocess) is
+   * a tail call, so the common one keeps everything in registers. */
+  if (EVRT_UNLIKELY(!evrt__running()))
+    return query_slow(h);
+  struct evrt__event *e = evrt__event_get(h);
+  if (EVRT_UNLIKELY(!e) || IS_IPC(e))
+    return query_slow(h);
+  return latest_done(e) ? EVRT_SUCCESS : EVRT_NOT_READY;
 }
 
 evrt_status_t evrt_event_synchronize_timeout(evrt_event_t h,
@@ -421,7 +586,7 @@ static evrt_status_t stream_wait(evrt_stream_t sh, evrt_event_t eh,
   it->kind = EVRT__ITEM_WAIT;
   it->dep_kind = next_record ? EVRT__DEP_NEXT_RECORD : EVRT__DEP_STREAM;
   it->u.ev.ev = e;
-  it->u.ev.ev_gen = atomic_load_explicit(&e->hdr.gen, memory_order_relaxed);
+  it->u.ev.ev_gen = evrt__obj_gen(&e->hdr);
   it->u.ev.ev_id = e->id;
   it->u.ev.rec_no = next_record ? 0 : g.rec_no;
   it->u.ev.src = g.src;
@@ -556,7 +721,7 @@ evrt_status_t evrt_event_reset(evrt_event_t eh, evrt_stream_t sh) {
   }
   it->kind = EVRT__ITEM_RESET;
   it->u.ev.ev = e;
-  it->u.ev.ev_gen = atomic_load_explicit(&e->hdr.gen, memory_order_relaxed);
+  it->u.ev.ev_gen = evrt__obj_gen(&e->hdr);
   it->u.ev.rec_no = rec_no;
   it->u.ev.ev_id = e->id;
   evrt__stream_push(s, it);
@@ -651,7 +816,7 @@ evrt_status_t evrt_event_get_id(evrt_event_t h, uint64_t *id) {
 void evrt__event_exec_record(struct evrt__item *it, uint64_t now) {
   struct evrt__event *e = it->u.ev.ev;
   evrt__event_lock(e);
-  if (atomic_load_explicit(&e->hdr.gen, memory_order_relaxed) ==
+  if (evrt__obj_gen(&e->hdr) ==
           it->u.ev.ev_gen &&
       atomic_load_explicit(&e->rec_no, memory_order_relaxed) == it->u.ev.rec_no)
     atomic_store_explicit(&e->ts, now, memory_order_release);
@@ -662,7 +827,7 @@ void evrt__event_exec_reset(struct evrt__item *it) {
   struct evrt__event *e = it->u.ev.ev;
   evrt__event_lock(e);
   /* A record made after the reset was enqueued wins over the reset. */
-  if (atomic_load_explicit(&e->hdr.gen, memory_order_relaxed) ==
+  if (evrt__obj_gen(&e->hdr) ==
           it->u.ev.ev_gen &&
       atomic_load_explicit(&e->rec_no, memory_order_relaxed) ==
           it->u.ev.rec_no) {
@@ -690,7 +855,7 @@ bool evrt__event_bind_next_record(struct evrt__item *it, bool first) {
         bound = false;
         break;
       }
-  } else if (atomic_load_explicit(&e->hdr.gen, memory_order_relaxed) !=
+  } else if (evrt__obj_gen(&e->hdr) !=
              it->u.ev.ev_gen) {
     it->u.ev.src = NULL; /* destroyed before we got here: empty dependency */
   } else {

@@ -4,6 +4,8 @@
  * A handle is (generation << 32 | (index + 1) << 2 | type tag).  The slot's
  * generation is odd while the object lives and is bumped at create and at
  * destroy, so stale, double-destroyed and forged handles fail validation.
+ * The slot stores its live handle whole (evrt__obj.hw), so validation is a
+ * range check and one compare.
  * Slot memory is allocated in chunks that are never freed while the library
  * is loaded: pending work items may keep a pointer to a destroyed object and
  * read it; they check the generation under the object's lock before writing.
@@ -12,10 +14,12 @@
 
 #include <string.h>
 
-void evrt__table_init(struct evrt__table *t, size_t obj_size, unsigned tag) {
+void evrt__table_init(struct evrt__table *t, size_t obj_size, unsigned tag,
+                      void (*init_slot)(struct evrt__obj *o)) {
   memset(t, 0, sizeof *t);
-  t->obj_size = (obj_size + 63) & ~(size_t)63; /* own cache lines */
+  t->obj_size = (obj_size + 63) & ~(size_t)63; /* = EVRT__SLOT_SIZE */
   t->tag = tag;
+  t->init_slot = init_slot;
   pthread_mutex_init(&t->grow_lock, NULL);
 }
 
@@ -27,16 +31,20 @@ static evrt_status_t grow(struct evrt__table *t, uint32_t index) {
   evrt_status_t st = EVRT_SUCCESS;
   pthread_mutex_lock(&t->grow_lock);
   if (!atomic_load_explicit(&t->chunks[c], memory_order_relaxed)) {
-    /* 64-byte aligned: objects lay their fields out by cache line */
-    char *mem = evrt__malloc_aligned(64, (size_t)EVRT__CHUNK_SIZE * t->obj_size);
-    if (mem)
-      memset(mem, 0, (size_t)EVRT__CHUNK_SIZE * t->obj_size);
+    /* 64 bytes more, to start the slots on a cache line (calloc gives 16;
+     * chunks are never freed, so the unaligned start need not be kept). */
+    char *mem = evrt__calloc(1, (size_t)EVRT__CHUNK_SIZE * t->obj_size + 64);
     if (!mem) {
       st = evrt__fail(EVRT_ERROR_OUT_OF_MEMORY, "cannot grow handle table");
     } else {
-      for (uint32_t i = 0; i < EVRT__CHUNK_SIZE; i++)
-        ((struct evrt__obj *)(mem + (size_t)i * t->obj_size))->index =
-            (c << EVRT__CHUNK_SHIFT) + i;
+      mem = (char *)(((uintptr_t)mem + 63) & ~(uintptr_t)63);
+      for (uint32_t i = 0; i < EVRT__CHUNK_SIZE; i++) {
+        struct evrt__obj *o = (struct evrt__obj *)(mem + (size_t)i * t->obj_size);
+        /* hw stays 0: dead, generation 0 */
+        o->hlow = (((c << EVRT__CHUNK_SHIFT) + i + 1) << 2) | t->tag;
+        if (t->init_slot)
+          t->init_slot(o);
+      }
       /* release: lookups that see the chunk see its initialized slots */
       atomic_store_explicit(&t->chunks[c], mem, memory_order_release);
     }
@@ -45,35 +53,32 @@ static evrt_status_t grow(struct evrt__table *t, uint32_t index) {
   return st;
 }
 
-/* Per-thread cache of free slots, so that a create/destroy pair on one
- * thread takes no atomic read-modify-write.  Flushed to the global stack
- * when the thread exits. */
-#define TCACHE 16
-struct tcache {
-  struct evrt__table *table;
-  uint32_t n;
-  struct evrt__obj *objs[TCACHE];
-};
-static EVRT_TLS struct tcache tcaches[2]; /* by tag - 1 */
+/* The per-thread caches of free slots (evrt_event_create takes from its
+ * own inline, evrt__table_give_cached gives, without leaving the thread). */
+EVRT_TLS struct evrt__tcache evrt__tcaches[2];
 static pthread_key_t tcache_key;
 static pthread_once_t tcache_once = PTHREAD_ONCE_INIT;
 
 static void global_push(struct evrt__table *t, struct evrt__obj *o);
 
+static struct evrt__obj *cached_slot(struct evrt__table *t, uint64_t next) {
+  return evrt__table_at_known(t, ((uint32_t)next >> 2) - 1, t->obj_size);
+}
+
 static void tcache_flush(void *arg) {
   (void)arg;
   for (int i = 0; i < 2; i++) {
-    struct tcache *c = &tcaches[i];
+    struct evrt__tcache *c = &evrt__tcaches[i];
     while (c->n)
-      global_push(c->table, c->objs[--c->n]);
+      global_push(c->table, cached_slot(c->table, c->next[--c->n]));
   }
 }
 static void tcache_key_make(void) { pthread_key_create(&tcache_key, tcache_flush); }
 
 evrt_status_t evrt__table_alloc(struct evrt__table *t, struct evrt__obj **out) {
-  struct tcache *c = &tcaches[t->tag - 1];
+  struct evrt__tcache *c = &evrt__tcaches[t->tag - 1];
   if (EVRT_LIKELY(c->n)) {
-    *out = c->objs[--c->n];
+    *out = cached_slot(t, c->next[--c->n]);
     return EVRT_SUCCESS;
   }
   struct evrt__obj *o = NULL;
@@ -115,20 +120,20 @@ static void global_push(struct evrt__table *t, struct evrt__obj *o) {
     atomic_store_explicit(&o->next_free, (uint32_t)top, memory_order_relaxed);
     /* release: publishes next_free (and the dead object) to the popper */
   } while (!atomic_compare_exchange_weak_explicit(
-      &t->free_top, &top, (((top >> 32) + 1) << 32) | (o->index + 1),
+      &t->free_top, &top, (((top >> 32) + 1) << 32) | (evrt__obj_index(o) + 1),
       memory_order_release, memory_order_relaxed));
 }
 
 void evrt__table_release(struct evrt__table *t, struct evrt__obj *o) {
-  struct tcache *c = &tcaches[t->tag - 1];
+  struct evrt__tcache *c = &evrt__tcaches[t->tag - 1];
   if (EVRT_UNLIKELY(!c->table)) {
     pthread_once(&tcache_once, tcache_key_make);
     /* any non-NULL value makes the destructor run at thread exit */
     pthread_setspecific(tcache_key, c);
     c->table = t;
   }
-  if (EVRT_LIKELY(c->n < TCACHE)) {
-    c->objs[c->n++] = o;
+  if (EVRT_LIKELY(c->n < EVRT__TCACHE)) {
+    c->next[c->n++] = evrt__table_next_handle(o);
     return;
   }
   global_push(t, o);

@@ -43,9 +43,9 @@ evrt_status_t evrt__init_slow(void) {
       atfork_installed = true;
     }
     evrt__table_init(&evrt__streams, sizeof(struct evrt__stream),
-                     EVRT__TAG_STREAM);
-    evrt__table_init(&evrt__events, sizeof(struct evrt__event),
-                     EVRT__TAG_EVENT);
+                     EVRT__TAG_STREAM, NULL);
+    evrt__table_init(&evrt__events, EVRT__EVENT_SLOT, EVRT__TAG_EVENT,
+                     evrt__event_init_slot);
     const char *want = getenv("EVRT_BACKEND");
     if (want && *want && strcmp(want, evrt__backend->name) != 0)
       r = evrt__fail(EVRT_ERROR_NOT_SUPPORTED,
@@ -95,11 +95,13 @@ const char *evrt_version_string(void) {
       EVRT_VERSION_MINOR) "." EVRT_STR_(EVRT_VERSION_PATCH);
 }
 
-static EVRT_TLS uint64_t tls_thread_id;
+EVRT_TLS uint64_t evrt__tls_thread_id;
 static atomic_uint_least64_t next_thread_id;
+uint64_t evrt__thread_id_slow(void) {
+  evrt__tls_thread_id =
+      atomic_fetch_add_explicit(&next_thread_id, 1, memory_order_relaxed) + 1;
+  return evrt__tls_thread_id;
+}
 uint64_t evrt_thread_id(void) {
-  if (EVRT_UNLIKELY(tls_thread_id == 0))
-    tls_thread_id =
-        atomic_fetch_add_explicit(&next_thread_id, 1, memory_order_relaxed) + 1;
-  return tls_thread_id;
+  return evrt__thread_id();
 }

@@ -106,6 +106,13 @@ EVRT_EXPORT long evrt__test_fail_alloc_at(long n);
 enum { EVRT__UNINIT = 0, EVRT__RUNNING, EVRT__SHUTDOWN, EVRT__FORKED };
 extern atomic_int evrt__lib_state;
 evrt_status_t evrt__init_slow(void);
+/* The fast test of evrt__ready(): false sends the caller to its slow path,
+ * which calls evrt__ready() for the status. */
+static inline bool evrt__running(void) {
+  /* acquire: as in evrt__ready */
+  return atomic_load_explicit(&evrt__lib_state, memory_order_acquire) ==
+         EVRT__RUNNING;
+}
 static inline evrt_status_t evrt__ready(void) {
   /* acquire: pairs with the release store at the end of initialization, so
    * every global set up by init is visible. */
@@ -115,6 +122,14 @@ static inline evrt_status_t evrt__ready(void) {
   return evrt__init_slow();
 }
 
+/* evrt_thread_id() inlined (src/init.c): record stores it at every call. */
+extern EVRT_TLS uint64_t evrt__tls_thread_id;
+uint64_t evrt__thread_id_slow(void);
+static inline uint64_t evrt__thread_id(void) {
+  uint64_t id = evrt__tls_thread_id;
+  return EVRT_LIKELY(id) ? id : evrt__thread_id_slow();
+}
+
 /* -------------------------------------------------------------- handles */
 /* Type-stable object slots.  Handle bits: [1:0] type tag, [31:2] index+1,
  * [63:32] slot generation (odd = live). */
@@ -122,75 +137,180 @@ enum { EVRT__TAG_STREAM = 1, EVRT__TAG_EVENT = 2 };
 #define EVRT__CHUNK_SHIFT 10
 #define EVRT__CHUNK_SIZE (1u << EVRT__CHUNK_SHIFT)
 #define EVRT__MAX_CHUNKS 4096
+#define EVRT__MAX_SLOTS ((uint32_t)EVRT__MAX_CHUNKS << EVRT__CHUNK_SHIFT)
+/* The slot size a table gives objects of a type (its own cache lines); a
+ * compile-time constant, so lookups that pass it index without a load. */
+#define EVRT__SLOT_SIZE(type) ((sizeof(type) + 63) & ~(size_t)63)
 
+/*
+ * Slot header.  hw holds the handle of the live incarnation, so validating a
+ * handle is one compare of the whole word (tag, index and generation at
+ * once).  A dead slot keeps its (even) generation in the high half and zero
+ * in the low half: no handle can equal it, because a handle whose low half
+ * is zero names index 0, which the range check refuses before hw is read.
+ */
 struct evrt__obj {
-  atomic_uint gen;       /* odd while live; bumped at create and destroy */
-  atomic_uint next_free; /* free-stack link: index+1, 0 = end */
-  uint32_t index;
+  atomic_uint_least64_t hw; /* live: the handle; dead: gen << 32 */
+  atomic_uint next_free;    /* free-stack link: index+1, 0 = end */
+  uint32_t hlow;            /* (index + 1) << 2 | tag: the live low half */
 };
 
+static inline uint32_t evrt__obj_index(const struct evrt__obj *o) {
+  return (o->hlow >> 2) - 1;
+}
+/* The slot generation (odd while live).  seq_cst: under an event lock this
+ * is one side of the Dekker pair with evrt_event_destroy (see event.c);
+ * on x86 and for relaxed uses it is a plain load. */
+static inline uint32_t evrt__obj_gen(struct evrt__obj *o) {
+  return (uint32_t)(atomic_load(&o->hw) >> 32);
+}
+static inline bool evrt__obj_live(struct evrt__obj *o) {
+  /* acquire: a caller that finds the slot live sees its initialization */
+  return (atomic_load_explicit(&o->hw, memory_order_acquire) >> 32) & 1u;
+}
+
+/* Per-thread cache of free slots, so that a create/destroy pair on one
+ * thread touches no shared free list (the only atomic read-modify-write
+ * left is destroy's CAS of the slot word).  Flushed to the table's free
+ * stack when the thread exits (handle.c).  Kept small: it is initial-exec
+ * TLS, which a dlopen'd libevrt takes from the static TLS surplus. */
+#define EVRT__TCACHE 16
+struct evrt__tcache {
+  struct evrt__table *table; /* set at the first release: destructor armed */
+  uint32_t n;
+  /* The handle each cached slot will get next (its slot and the
+   * generation after its dead one): the slot is found from it, and create
+   * need not read the slot to make the handle. */
+  uint64_t next[EVRT__TCACHE];
+};
+extern EVRT_TLS struct evrt__tcache evrt__tcaches[2]; /* by tag - 1 */
+
 struct evrt__table {
+  _Atomic(char *) chunks[EVRT__MAX_CHUNKS]; /* first: indexed with no offset */
   size_t obj_size;
   unsigned tag;
-  _Atomic(char *) chunks[EVRT__MAX_CHUNKS];
+  /* Called on each slot of a new chunk: the state a dead slot must be in
+   * (events: device -1); NULL if all zero will do. */
+  void (*init_slot)(struct evrt__obj *o);
   /* Treiber stack of free slots: low 32 bits index+1, high 32 an ABA tag. */
   atomic_uint_least64_t free_top;
   atomic_uint next_unused; /* slots never handed out start here */
   pthread_mutex_t grow_lock;
 };
 
-void evrt__table_init(struct evrt__table *t, size_t obj_size, unsigned tag);
-/* New object (zeroed on first use only: callers initialize) and handle. */
+void evrt__table_init(struct evrt__table *t, size_t obj_size, unsigned tag,
+                      void (*init_slot)(struct evrt__obj *o));
+/* A dead slot (in the state its last incarnation, or init_slot, left it):
+ * the caller initializes what differs and publishes it.  Takes from this
+ * thread's cache first. */
 evrt_status_t evrt__table_alloc(struct evrt__table *t, struct evrt__obj **obj);
-/* Bump the generation to live (after initializing the object). */
-static inline void evrt__table_publish(struct evrt__obj *o) {
-  /* release: a lookup that sees the new generation sees the initialized
-   * object (pairs with the acquire in evrt__table_lookup).  A plain store:
-   * only the allocating thread writes the generation of a fresh slot. */
-  unsigned g = atomic_load_explicit(&o->gen, memory_order_relaxed);
-  atomic_store_explicit(&o->gen, g + 1, memory_order_release);
-}
-/* Bump the generation to dead: handles fail from now on.  The caller holds
- * the object's lock and checked the handle under it, so it is the only
- * writer of the generation. */
-static inline void evrt__table_kill(struct evrt__obj *o) {
-  unsigned g = atomic_load_explicit(&o->gen, memory_order_relaxed);
-  atomic_store_explicit(&o->gen, g + 1, memory_order_release);
-}
-/* Return a dead slot to the free stack. */
+/* Return a dead slot to the table (this thread's cache first). */
 void evrt__table_release(struct evrt__table *t, struct evrt__obj *o);
+
+/* Put a dead slot in this thread's cache; false if it is full or not armed
+ * yet (then evrt__table_release). */
+static inline bool evrt__table_give_cached(unsigned tag, uint64_t next) {
+  struct evrt__tcache *c = &evrt__tcaches[tag - 1];
+  uint32_t n = c->n;
+  if (EVRT_UNLIKELY(!c->table || n >= EVRT__TCACHE))
+    return false;
+  c->next[n] = next;
+  c->n = n + 1;
+  return true;
+}
+
+/* The handle a dead slot's next incarnation gets. */
+static inline uintptr_t evrt__table_next_handle(struct evrt__obj *o) {
+  uint64_t dead = atomic_load_explicit(&o->hw, memory_order_relaxed);
+  return (uintptr_t)((((dead >> 32) + 1) << 32 & 0xffffffff00000000u) |
+                     o->hlow);
+}
+/* Make a dead slot live as h (= evrt__table_next_handle, after
+ * initializing the object).  Only the thread that took the slot from the
+ * free list writes the word of a dead slot, so this is a plain store, not a
+ * RMW.  release: a lookup that sees the new handle sees the initialized
+ * object (pairs with the acquire in evrt__table_lookup). */
+static inline void evrt__table_publish_as(struct evrt__obj *o, uintptr_t h) {
+  atomic_store_explicit(&o->hw, (uint64_t)h, memory_order_release);
+}
+static inline uintptr_t evrt__table_publish(struct evrt__obj *o) {
+  uintptr_t h = evrt__table_next_handle(o);
+  evrt__table_publish_as(o, h);
+  return h;
+}
+/* The dead word that follows live handle h. */
+static inline uint64_t evrt__dead_of(uint64_t h) {
+  return ((h >> 32) + 1) << 32 & 0xffffffff00000000u;
+}
+/* Make a live slot dead: its handles fail from now on.  The caller holds
+ * the object's lock and checked the handle under it, so it is the only
+ * writer of hw (streams).  Events use evrt__table_kill_handle instead. */
+static inline void evrt__table_kill(struct evrt__obj *o) {
+  uint64_t h = atomic_load_explicit(&o->hw, memory_order_relaxed);
+  atomic_store_explicit(&o->hw, evrt__dead_of(h), memory_order_release);
+}
+/* Make the incarnation named by h dead if it is live: true for exactly one
+ * of any number of racing callers with the same h.  seq_cst: the first half
+ * of a Dekker pair (see evrt_event_destroy). */
+static inline bool evrt__table_kill_handle(struct evrt__obj *o, uintptr_t h) {
+  uint64_t want = h;
+  return atomic_compare_exchange_strong(&o->hw, &want, evrt__dead_of(h));
+}
 static inline uintptr_t evrt__handle_of(const struct evrt__table *t,
                                         struct evrt__obj *o) {
-  return ((uintptr_t)atomic_load_explicit(&o->gen, memory_order_relaxed)
-          << 32) |
-         ((uintptr_t)(o->index + 1) << 2) | t->tag;
+  (void)t;
+  return (uintptr_t)atomic_load_explicit(&o->hw, memory_order_relaxed);
 }
-static inline struct evrt__obj *evrt__table_at(struct evrt__table *t,
-                                               uint32_t index) {
+/* The slot at index with a runtime or (inlined, constant) slot size. */
+static inline struct evrt__obj *evrt__table_at_sized(struct evrt__table *t,
+                                                     uint32_t index,
+                                                     size_t size) {
   /* acquire: pairs with the release store of a new chunk in grow */
   char *c = atomic_load_explicit(&t->chunks[index >> EVRT__CHUNK_SHIFT],
                                  memory_order_acquire);
   if (EVRT_UNLIKELY(!c))
     return NULL;
   return (struct evrt__obj *)(c + (size_t)(index & (EVRT__CHUNK_SIZE - 1)) *
-                                      t->obj_size);
+                                      size);
 }
-/* Validate a handle: the object if it is live with that generation. */
-static inline struct evrt__obj *evrt__table_lookup(struct evrt__table *t,
-                                                   uintptr_t h) {
-  uint32_t gen = (uint32_t)(h >> 32);
-  uint32_t idx1 = (uint32_t)(h & 0xffffffffu) >> 2;
-  if (EVRT_UNLIKELY((h & 3u) != t->tag || idx1 == 0 || !(gen & 1u) ||
-                    (idx1 - 1) >= ((uint32_t)EVRT__MAX_CHUNKS
-                                   << EVRT__CHUNK_SHIFT)))
+/* The slot at an index handed out before (its chunk exists). */
+static inline struct evrt__obj *
+evrt__table_at_known(struct evrt__table *t, uint32_t index, size_t size) {
+  /* acquire: as in evrt__table_at_sized (the chunk is ours to read) */
+  char *c = atomic_load_explicit(&t->chunks[index >> EVRT__CHUNK_SHIFT],
+                                 memory_order_acquire);
+  return (struct evrt__obj *)(c + (size_t)(index & (EVRT__CHUNK_SIZE - 1)) *
+                                      size);
+}
+static inline struct evrt__obj *evrt__table_at(struct evrt__table *t,
+                                               uint32_t index) {
+  return evrt__table_at_sized(t, index, t->obj_size);
+}
+/* The slot a handle names, live or not; NULL if out of range.  Index 0
+ * (a zero low half) wraps to 0xffffffff and fails the range check. */
+static inline struct evrt__obj *evrt__table_slot(struct evrt__table *t,
+                                                 uintptr_t h, size_t size) {
+  uint32_t idx = ((uint32_t)h >> 2) - 1u;
+  if (EVRT_UNLIKELY(idx >= EVRT__MAX_SLOTS))
     return NULL;
-  struct evrt__obj *o = evrt__table_at(t, idx1 - 1);
-  /* acquire: pairs with the release bump in table_alloc, so the object's
-   * initialization is visible to the caller */
-  if (EVRT_UNLIKELY(!o ||
-                    atomic_load_explicit(&o->gen, memory_order_acquire) != gen))
+  return evrt__table_at_sized(t, idx, size);
+}
+/* Validate a handle: the object if it is live with that generation.  One
+ * compare covers tag, index and generation (a live slot's hw is its
+ * handle; a dead one's can match no handle that passed the range check). */
+static inline struct evrt__obj *
+evrt__table_lookup_sized(struct evrt__table *t, uintptr_t h, size_t size) {
+  struct evrt__obj *o = evrt__table_slot(t, h, size);
+  /* acquire: pairs with the release in evrt__table_publish, so the
+   * object's initialization is visible to the caller */
+  if (EVRT_UNLIKELY(!o || atomic_load_explicit(&o->hw, memory_order_acquire) !=
+                              (uint64_t)h))
     return NULL;
   return o;
+}
+static inline struct evrt__obj *evrt__table_lookup(struct evrt__table *t,
+                                                   uintptr_t h) {
+  return evrt__table_lookup_sized(t, h, t->obj_size);
 }
 
 /* ---------------------------------------------------------------- items */
@@ -384,10 +504,18 @@ struct evrt__waitrec {
   uint64_t seq;
 };
 
+/* Event slots are a compile-time power of two, so that the hot lookups
+ * (query, record, destroy) index with a shift and no load of the size. */
+#define EVRT__EVENT_SLOT 128u
+_Static_assert(sizeof(struct evrt__event) <= EVRT__EVENT_SLOT,
+               "struct evrt__event outgrew its slot");
 extern struct evrt__table evrt__events;
 static inline struct evrt__event *evrt__event_get(evrt_event_t h) {
-  return (struct evrt__event *)evrt__table_lookup(&evrt__events, (uintptr_t)h);
+  return (struct evrt__event *)evrt__table_lookup_sized(
+      &evrt__events, (uintptr_t)h, EVRT__EVENT_SLOT);
 }
+/* The state every dead event slot is in (table init_slot). */
+void evrt__event_init_slot(struct evrt__obj *o);
 void evrt__event_lock(struct evrt__event *e);
 void evrt__event_unlock(struct evrt__event *e);
 

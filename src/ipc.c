@@ -289,8 +289,20 @@ static int gen_state(struct shm *m, uint64_t g, bool check_peer) {
   return 0;
 }
 
+/* Under e's lock: is e (still) a live interprocess event?  The callers
+ * found it so before taking the lock; a destroy since (or a destroy and a
+ * create of another kind in the slot) must not get shared state or a
+ * resource attached to a slot that its destroy has already cleaned. */
+static bool live_ipc(struct evrt__event *e) {
+  return evrt__obj_live(&e->hdr) && (e->flags & EVRT_EVENT_INTERPROCESS);
+}
+
 evrt_status_t evrt__ipc_record(struct evrt__event *e, struct evrt__stream *s) {
   evrt__event_lock(e);
+  if (!live_ipc(e)) {
+    evrt__event_unlock(e);
+    return evrt__fail(EVRT_ERROR_INVALID_HANDLE, "event destroyed");
+  }
   int dev = atomic_load_explicit(&e->device, memory_order_relaxed);
   if (dev >= 0 && dev != s->device) {
     evrt__event_unlock(e);
@@ -676,6 +688,10 @@ evrt_status_t evrt_event_ipc_handle(evrt_event_t h,
     return evrt__fail(EVRT_ERROR_NOT_PERMITTED,
                       "an imported event cannot be exported again");
   evrt__event_lock(e);
+  if (!live_ipc(e)) {
+    evrt__event_unlock(e);
+    return evrt__fail(EVRT_ERROR_INVALID_HANDLE, "event destroyed");
+  }
   int dev = atomic_load_explicit(&e->device, memory_order_relaxed);
   st = ensure_shared(e, dev >= 0 ? dev : evrt__tls_device);
   struct evrt__ipc_map *map = map_of(e);

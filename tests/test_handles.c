@@ -140,3 +140,107 @@ TEST(bad_values_change_nothing) {
   ASSERT_OK(evrt_stream_query(def));
   ASSERT_OK(evrt_stream_destroy(s));
 }
+
+/* Racing calls on one event handle from two threads, round after round, in
+ * every state destroy has a different path for (never recorded, recorded on
+ * an idle or a busy stream, with a legacy waiter, interprocess).  Of two
+ * racing destroys exactly one succeeds; a record racing a destroy either
+ * succeeds or gets BAD, and no event resource is lost either way. */
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+
+enum { RACE_ROUNDS = 3000, RACE_KINDS = 6 };
+static struct {
+  atomic_int round; /* released by main, one per round */
+  atomic_int done;  /* threads finished with the round */
+  evrt_event_t e;
+  evrt_stream_t s;
+  int kind;
+  evrt_status_t st[2];
+} race;
+
+static void *race_thread(void *arg) {
+  int me = (int)(intptr_t)arg;
+  for (int r = 1; r <= RACE_ROUNDS; r++) {
+    while (atomic_load(&race.round) < r)
+      sched_yield();
+    /* even kinds: destroy vs destroy; odd: destroy vs record (or wait) */
+    if (me == 0 || race.kind % 2 == 0)
+      race.st[me] = evrt_event_destroy(race.e);
+    else if (race.kind == 3)
+      race.st[me] = evrt_stream_wait_event(race.s, race.e);
+    else
+      race.st[me] = evrt_event_record(race.e, race.s);
+    atomic_fetch_add(&race.done, 1);
+  }
+  return NULL;
+}
+
+TEST(racing_destroys_exactly_once) {
+  evrt_stream_t busy, idle;
+  uint32_t avail0, avail1;
+  ASSERT_OK(evrt_device_event_available(0, &avail0));
+  ASSERT_OK(evrt_stream_create(&busy, 0, 0, 0));
+  ASSERT_OK(evrt_stream_create(&idle, 0, 0, 0));
+  pthread_t th[2];
+  for (int i = 0; i < 2; i++)
+    ASSERT(pthread_create(&th[i], NULL, race_thread, (void *)(intptr_t)i) == 0);
+  int nfail = 0;
+  for (int r = 1; r <= RACE_ROUNDS; r++) {
+    int kind = r % RACE_KINDS;
+    unsigned flags = kind == 4   ? EVRT_EVENT_WAIT_NEXT_RECORD
+                     : kind == 5 ? EVRT_EVENT_INTERPROCESS
+                     : kind == 1 ? EVRT_EVENT_TIMING
+                                 : 0;
+    evrt_event_t e;
+    ASSERT_OK(evrt_event_create(&e, flags));
+    if (kind == 2) {
+      ASSERT_OK(evrt_stream_delay(busy, 1000));
+      ASSERT_OK(evrt_event_record(e, busy));
+    } else if (kind == 3 || kind == 5) {
+      ASSERT_OK(evrt_event_record(e, idle));
+    } else if (kind == 4) {
+      /* a legacy waiter parked on the event until it is destroyed */
+      ASSERT_OK(evrt_stream_wait_event(busy, e));
+    }
+    race.e = e;
+    race.s = kind == 1 ? busy : idle;
+    race.kind = kind;
+    atomic_store(&race.done, 0);
+    atomic_store(&race.round, r);
+    while (atomic_load(&race.done) < 2)
+      sched_yield();
+    if (kind % 2 == 0) {
+      int ok = (race.st[0] == EVRT_SUCCESS) + (race.st[1] == EVRT_SUCCESS);
+      int bad = (race.st[0] == BAD) + (race.st[1] == BAD);
+      if (ok != 1 || bad != 1)
+        nfail++;
+    } else {
+      /* the destroy always succeeds; the other call either way */
+      if (race.st[0] != EVRT_SUCCESS ||
+          (race.st[1] != EVRT_SUCCESS && race.st[1] != BAD))
+        nfail++;
+    }
+    ASSERT_ST(evrt_event_query(e), BAD);
+  }
+  for (int i = 0; i < 2; i++)
+    pthread_join(th[i], NULL);
+  ASSERT(nfail == 0);
+  ASSERT_OK(evrt_stream_synchronize(busy));
+  ASSERT_OK(evrt_stream_synchronize(idle));
+  ASSERT_OK(evrt_device_event_available(0, &avail1));
+  ASSERT(avail1 == avail0);
+  /* the recycled slots are clean: a fresh event is unrecorded */
+  for (int i = 0; i < 64; i++) {
+    evrt_event_t e;
+    evrt_event_info_t info;
+    ASSERT_OK(evrt_event_create(&e, 0));
+    ASSERT_OK(evrt_event_get_info(e, &info));
+    ASSERT(info.state == EVRT_EVENT_STATE_UNRECORDED && info.device == -1 &&
+           info.record_count == 0);
+    ASSERT_OK(evrt_event_destroy(e));
+  }
+  ASSERT_OK(evrt_stream_destroy(busy));
+  ASSERT_OK(evrt_stream_destroy(idle));
+}

@@ -442,8 +442,9 @@ extern EVRT_TLS struct evrt__stream *evrt__tls_stream; /* host fn running */
 extern EVRT_TLS uint64_t evrt__tls_seq;                /* its seq */
 
 static inline struct evrt__stream *evrt__stream_get(evrt_stream_t h) {
-  return (struct evrt__stream *)evrt__table_lookup(&evrt__streams,
-                                                   (uintptr_t)h);
+  /* the slot size is a constant: a shift, not a multiply */
+  return (struct evrt__stream *)evrt__table_lookup_sized(
+      &evrt__streams, (uintptr_t)h, EVRT__SLOT_SIZE(struct evrt__stream));
 }
 static inline evrt_stream_t evrt__stream_handle(struct evrt__stream *s) {
   return (evrt_stream_t)evrt__handle_of(&evrt__streams, &s->hdr);

@@ -78,8 +78,9 @@ static void *worker_main(void *arg);
 /* The lines a worker touches first when it runs s (a fan-out runs
  * thousands of streams last touched on other cores). */
 static inline void prefetch_stream(struct evrt__stream *s) {
-  __builtin_prefetch(&s->state, 1, 3);
+  /* line 1 (state, head) is cached: the pop just read rq_next there */
   __builtin_prefetch(&s->done_seq, 1, 3);
+  __builtin_prefetch(&s->enq_seq, 0, 3);
   __builtin_prefetch(s->head, 0, 3);
 }
 
@@ -228,8 +229,6 @@ static void *worker_main(void *arg) {
       s = tls_batch[tls_bhead++];
       if (tls_bhead == tls_btail)
         tls_bhead = tls_btail = 0;
-      else
-        prefetch_stream(tls_batch[tls_bhead]); /* while this one runs */
       evrt__exec_stream(s);
       continue;
     }
@@ -259,6 +258,10 @@ static void *worker_main(void *arg) {
     pthread_mutex_unlock(&P.lock);
     do_wake(k);
     if (s) {
+      /* Streams of a fan-out were last touched on other cores: start all
+       * their misses now, so they overlap instead of following one another */
+      for (int i = tls_bhead; i < tls_btail; i++)
+        prefetch_stream(tls_batch[i]);
       evrt__exec_stream(s);
       continue;
     }

@@ -23,7 +23,6 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <sched.h>
 #include <stdlib.h>
 
 struct evrt__hwaiter {
@@ -82,6 +81,7 @@ evrt_status_t evrt__wait_seq(struct evrt__stream *s, uint64_t target,
     if (timeout_ns >= 0 && budget > (uint64_t)timeout_ns)
       budget = (uint64_t)timeout_ns;
     uint64_t now = start;
+    bool backlog = false;
     for (unsigned i = 1; now - start < budget; i++) {
       if (evrt__done(s) >= target) {
         if (tls_budget < (int64_t)(4 * base))
@@ -93,18 +93,24 @@ evrt_status_t evrt__wait_seq(struct evrt__stream *s, uint64_t target,
         now = evrt__now_ns();
         /* Streams are ready but no worker has taken them: every worker is
          * busy, and on a machine with as many workers as cores this spin
-         * holds a core one of them needs.  Offer it (returns at once when
-         * nothing else is runnable here). */
-        if (evrt__pool_has_ready())
-          sched_yield();
+         * holds a core one of them needs (a fan-out: the host spinning on
+         * the first of 1,000 events kept the second worker off the cores).
+         * The wait will not be short: park now. */
+        if (evrt__pool_has_ready()) {
+          backlog = true;
+          break;
+        }
       }
     }
     /* Halve after a wait that outlasted the spin, but keep a floor: with
      * nothing left to spin, no wait could ever succeed by spinning again
-     * and short waits would pay a park for good. */
-    tls_budget /= 2;
-    if (tls_budget < (int64_t)(base / 8))
-      tls_budget = (int64_t)(base / 8);
+     * and short waits would pay a park for good.  (A backlog says nothing
+     * about how well spinning pays.) */
+    if (!backlog) {
+      tls_budget /= 2;
+      if (tls_budget < (int64_t)(base / 8))
+        tls_budget = (int64_t)(base / 8);
+    }
   }
   evrt_status_t r = EVRT_SUCCESS;
   struct evrt__hwaiter hw = {.next = NULL, .target = target};
@@ -207,6 +213,8 @@ void evrt__stream_notify(struct evrt__stream *s, uint64_t seq) {
     struct evrt__item *prev = NULL;
     for (struct evrt__item **p = &s->waiters; *p;) {
       struct evrt__item *it = *p;
+      /* a list walk: start the next item's miss while this one is handled */
+      __builtin_prefetch(it->u.ev.wnext, 1, 3);
       if (it->u.ev.target <= seq) {
         if (n == BATCH) {
           more = true; /* the rest next round; wake_at stays <= seq */
@@ -256,8 +264,12 @@ void evrt__stream_notify(struct evrt__stream *s, uint64_t seq) {
     for (int i = 0; i < n; i++)
       if (evrt__stream_try_queue(owners[i]))
         owners[k++] = owners[i];
+    /* A single resume (a chain of waits) is kept to run next on this warm
+     * worker; a fan-out goes to the run queue whole, in order, so that the
+     * first streams do not wait for this notify to finish (or for this
+     * worker to be scheduled again, should it be preempted). */
     int first = 0;
-    if (k > 0 && evrt__pool_push_local(owners[0]))
+    if (k == 1 && !more && evrt__pool_push_local(owners[0]))
       first = 1;
     evrt__pool_push_many(owners + first, k - first);
     if (!more)

@@ -340,8 +340,16 @@ void evrt__exec_stream(struct evrt__stream *s) {
         if (atomic_load_explicit(&s->head->qnext, memory_order_relaxed))
           continue;
       }
-      if (give_up(s, EVRT__S_IDLE, last))
+      if (give_up(s, EVRT__S_IDLE, last)) {
+        /* Taken back from IDLE: another worker may have run it meanwhile
+         * (queued by a producer, drained, idle again: the same state word,
+         * so our CAS succeeded).  Its progress is ours now (the CAS
+         * acquired it): re-read the completion counter, or `last` would
+         * stay behind enq_seq and the stream would spin here forever
+         * (found by evrt-stress). */
+        last = evrt__done(s);
         continue;
+      }
       return;
     }
     bool tracing = EVRT_TRACING();

@@ -45,10 +45,4 @@ void *evrt__calloc(size_t n, size_t size) {
   return calloc(n, size);
 }
 
-void *evrt__malloc_aligned(size_t align, size_t size) {
-  if (EVRT_UNLIKELY(should_fail()))
-    return NULL;
-  return aligned_alloc(align, (size + align - 1) / align * align);
-}
-
 void evrt__free(void *p) { free(p); }

@@ -151,10 +151,27 @@ static inline bool same_incarnation(struct evrt__event *e, evrt_event_t h) {
 
 #define IS_IPC(e) EVRT_UNLIKELY((e)->flags & EVRT_EVENT_INTERPROCESS)
 
+/* Under the event lock: drop the wait records whose stream has passed its
+ * wait (done_seq only grows, so they never count again); returns how many
+ * are still pending. */
+static uint32_t wrec_prune(struct evrt__event *e) {
+  uint32_t j = 0;
+  for (uint32_t i = 0; i < e->nwrec; i++)
+    if (evrt__done(e->wrec[i].s) < e->wrec[i].seq)
+      e->wrec[j++] = e->wrec[i];
+  e->nwrec = j;
+  return j;
+}
+
 /* Under the event lock: room for `extra` more wait records.  Reserved before
- * anything changes, so that running out of memory changes nothing. */
+ * anything changes, so that running out of memory changes nothing.  Passed
+ * waits are dropped before the buffer grows, so it is bounded by the waits
+ * still pending (an event recorded once and waited on for ever, with
+ * nobody asking its wait status, would otherwise keep every wait). */
 static bool wrec_reserve(struct evrt__event *e, uint32_t extra) {
   if (EVRT_LIKELY(e->capwrec - e->nwrec >= extra))
+    return true;
+  if (e->capwrec - wrec_prune(e) >= extra)
     return true;
   uint64_t cap = (uint64_t)e->capwrec * 2;
   if (cap < 8)
@@ -743,15 +760,11 @@ evrt_status_t evrt_event_wait_status(evrt_event_t h) {
     return evrt__fail(EVRT_ERROR_INVALID_HANDLE, "event %p destroyed",
                       (void *)h);
   }
-  /* Drop the waits already passed (later queries then skip them); any left
-   * means a waiting stream has not passed its wait yet. */
-  uint32_t j = 0;
-  for (uint32_t i = 0; i < e->nwrec; i++)
-    if (evrt__done(e->wrec[i].s) < e->wrec[i].seq)
-      e->wrec[j++] = e->wrec[i];
-  e->nwrec = j;
+  /* Any wait left after dropping the passed ones: a waiting stream has not
+   * passed its wait yet. */
+  uint32_t pending = wrec_prune(e);
   evrt__event_unlock(e);
-  return j ? EVRT_NOT_READY : EVRT_SUCCESS;
+  return pending ? EVRT_NOT_READY : EVRT_SUCCESS;
 }
 
 evrt_status_t evrt_event_get_info(evrt_event_t h, evrt_event_info_t *info) {

@@ -95,8 +95,6 @@ evrt_status_t evrt__fail(evrt_status_t st, const char *fmt, ...)
  * the n-th allocation fail (evrt__test_fail_alloc_at). */
 void *evrt__malloc(size_t size);
 void *evrt__calloc(size_t n, size_t size);
-/* size rounded up to a multiple of align (a power of two); evrt__free */
-void *evrt__malloc_aligned(size_t align, size_t size);
 void evrt__free(void *p);
 /* Test hook: the n-th following allocation fails (n >= 1); 0 disarms.
  * Returns the number of allocations made since the last call. */

@@ -25,8 +25,9 @@
 #define EVRT__RETURN_BATCH 32
 #define EVRT__RETURN_CAP 256
 
-/* Hand finished items back to producers, or free them when producers have
- * a batch they have not taken yet (bounds the memory a burst leaves). */
+/* Hand finished items back to producers, or, when producers already have
+ * EVRT__RETURN_CAP waiting, have them freed when this worker next idles
+ * (bounds the memory a burst leaves). */
 static void flush_done(struct evrt__stream *s) {
   struct evrt__item *batch = s->done_local, *tail = s->done_local_tail;
   uint32_t n = s->n_done_local;

@@ -21,8 +21,6 @@
  */
 #include "internal.h"
 
-#include <errno.h>
-#include <limits.h>
 #include <stdlib.h>
 
 struct evrt__hwaiter {
@@ -258,14 +256,13 @@ void evrt__stream_notify(struct evrt__stream *s, uint64_t seq) {
     evrt__spin_unlock(&s->wlock);
     for (int i = 0; i < nw; i++)
       evrt__futex_wake(wake[i], 1, 0);
-    /* Queue them all under one pool lock; a worker keeps the first to run
-     * next itself (evrt__pool_push_local). */
+    /* Queue them under one pool lock (see below for the one kept). */
     int k = 0;
     for (int i = 0; i < n; i++)
       if (evrt__stream_try_queue(owners[i]))
         owners[k++] = owners[i];
     /* A single resume (a chain of waits) is kept to run next on this warm
-     * worker; a fan-out goes to the run queue whole, in order, so that the
+     * worker (evrt__pool_push_local); a fan-out goes to the run queue whole, in order, so that the
      * first streams do not wait for this notify to finish (or for this
      * worker to be scheduled again, should it be preempted). */
     int first = 0;

@@ -223,3 +223,44 @@ TEST(pingpong_chain_alternates_and_completes) {
   evrt_stream_destroy(a);
   evrt_stream_destroy(b);
 }
+
+/* Wait records are pruned when their list grows: the passed ones go, a
+ * pending one must stay (else the wait status turns complete too early). */
+static void short_fn(void *p) {
+  (void)p;
+  usleep(100);
+}
+
+TEST(wait_status_keeps_a_pending_wait_among_many_passed_ones) {
+  enum { N = 200 };
+  evrt_stream_t src, late, s[8];
+  evrt_event_t e;
+  ASSERT_OK(evrt_stream_create(&src, 0, 0, 0));
+  ASSERT_OK(evrt_stream_create(&late, 0, 0, 0));
+  for (int i = 0; i < 8; i++)
+    ASSERT_OK(evrt_stream_create(&s[i], 0, 0, 0));
+  ASSERT_OK(evrt_event_create(&e, 0));
+  ASSERT_OK(evrt_launch_host_func(src, short_fn, NULL));
+  ASSERT_OK(evrt_event_record(e, src));
+  ASSERT_OK(evrt_event_synchronize(e));
+  /* the late stream reaches its wait only after a long delay */
+  ASSERT_OK(evrt_stream_delay(late, 300 * MS));
+  ASSERT_OK(evrt_stream_wait_event(late, e));
+  /* many waits on busy streams: recorded, and passed soon after */
+  for (int i = 0; i < N; i++) {
+    ASSERT_OK(evrt_launch_host_func(s[i % 8], short_fn, NULL));
+    ASSERT_OK(evrt_stream_wait_event(s[i % 8], e));
+    if (i % 8 == 7)
+      for (int k = 0; k < 8; k++)
+        ASSERT_OK(evrt_stream_synchronize(s[k]));
+  }
+  ASSERT_ST(evrt_stream_query(late), EVRT_NOT_READY);
+  ASSERT_ST(evrt_event_wait_status(e), EVRT_NOT_READY); /* late pending */
+  ASSERT_OK(evrt_stream_synchronize(late));
+  ASSERT_OK(evrt_event_wait_status(e));
+  evrt_event_destroy(e);
+  for (int i = 0; i < 8; i++)
+    evrt_stream_destroy(s[i]);
+  evrt_stream_destroy(late);
+  evrt_stream_destroy(src);
+}

@@ -49,7 +49,8 @@ TEST(memset_then_memcpy_in_stream_order) {
   evrt_stream_t s;
   ASSERT_OK(evrt_stream_create(&s, 0, 0, 0));
   static unsigned char a[1 << 16], b[1 << 16];
-  ASSERT_OK(evrt_stream_delay(s, 20 * MS));
+  /* long enough that a stalled host still queries before it ends */
+  ASSERT_OK(evrt_stream_delay(s, 300 * MS));
   ASSERT_OK(evrt_memset_async(s, a, 0x5a, sizeof a));
   ASSERT_OK(evrt_memcpy_async(s, b, a, sizeof b));
   ASSERT_OK(evrt_memset_async(s, a, 0x11, 16));

@@ -64,7 +64,7 @@ def test_query_synchronize_delay():
 def test_launch_runs_in_order_with_args():
     s = evrt.Stream()
     out = []
-    s.delay(30)
+    s.delay(300)  # long enough that a stalled test still checks in time
     for i in range(20):
         s.launch(out.append, i)
     s.launch(lambda a, b: out.append(a + b), 100, 1)
@@ -188,7 +188,7 @@ def test_launch_references_released():
         pass
 
     base_fn, base_payload = sys.getrefcount(fn), sys.getrefcount(payload)
-    s.delay(30)
+    s.delay(300)  # long enough that a stalled test still checks in time
     for _ in range(100):
         s.launch(fn, payload)
     # Kept alive while queued...

@@ -8,8 +8,8 @@
  * resumed, so its t0 is the resume time, not when it started: a 10 ms delay
  * is reported as a few microseconds.  src/trace.c stretches a delay back to
  * the end of the stream's previous item, which is right in a busy pipeline
- * but wrong here: the stream was idle for 20 ms before the delay was
- * enqueued, so the delay is drawn 30 ms long.  Needed: exec.c passes the time
+ * but wrong here: the stream was idle before the delay was
+ * enqueued, so the delay is drawn as long as the gap plus the delay.  Needed: exec.c passes the time
  * the item first started (taken at its first run_item, kept in the item).
  */
 #include "test.h"
@@ -24,7 +24,11 @@ TEST(delay_slice_is_as_long_as_the_delay) {
   ASSERT_OK(evrt_trace_start(path));
   ASSERT_OK(evrt_memset_async(s, path + 5, 'x', 0));
   ASSERT_OK(evrt_stream_synchronize(s));
-  sleep_ms(20); /* the stream is idle */
+  /* The stream is idle for 200 ms.  The bug drew the delay over the idle
+   * gap too (>= 210 ms); a correct slice is 10 ms plus however late the
+   * worker is resumed, which under sanitizers on a loaded 2-core machine
+   * has been seen at +8 ms.  The bound sits halfway: order, not timing. */
+  sleep_ms(200);
   ASSERT_OK(evrt_stream_delay(s, 10000000));
   ASSERT_OK(evrt_stream_synchronize(s));
   ASSERT_OK(evrt_trace_stop());
@@ -45,5 +49,5 @@ TEST(delay_slice_is_as_long_as_the_delay) {
   ASSERT(dur != NULL && dur[1] == 'd');
   double us = atof(dur + 6);
   printf("delay of 10 ms traced as %.3f ms\n", us / 1000);
-  ASSERT(us >= 9500 && us < 15000);
+  ASSERT(us >= 9500 && us < 110000);
 }

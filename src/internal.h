@@ -405,8 +405,7 @@ struct evrt__stream {
    * earlier incarnation of the slot fails (no ABA across a free). */
   _Alignas(64) atomic_uint state;
   atomic_bool destroyed;
-  int priority;
-  struct evrt__stream *rq_next; /* run-queue link (pool.lock) */
+  int priority; /* its sign picks the run-queue ring (pool.c) */
   /* --- the worker that owns the stream */
   struct evrt__item *head; /* last consumed item (or &stub) */
   struct evrt__item *done_local;
@@ -569,6 +568,11 @@ evrt_status_t evrt__pool_init(void);
 void evrt__pool_shutdown(void);
 /* Put a stream the caller owns (just CASed to QUEUED) in the run queue. */
 void evrt__pool_push(struct evrt__stream *s);
+/* Room in the run queue for one more stream object of s's priority (taken
+ * by evrt__stream_new, given back by evrt__stream_free): a push then never
+ * needs memory. */
+evrt_status_t evrt__pool_reserve(const struct evrt__stream *s);
+void evrt__pool_unreserve(const struct evrt__stream *s);
 void evrt__pool_push_many(struct evrt__stream **v, int n);
 bool evrt__pool_push_local(struct evrt__stream *s);
 void evrt__pool_flush_local(void);

@@ -56,7 +56,11 @@ evrt_status_t evrt__stream_new(int device, int priority, bool is_default,
   s->is_default = is_default;
   s->id = atomic_fetch_add_explicit(&next_stream_id, 1, memory_order_relaxed) + 1;
   s->name[0] = 0;
-  s->rq_next = NULL;
+  st = evrt__pool_reserve(s);
+  if (EVRT_UNLIKELY(st)) {
+    evrt__table_release(&evrt__streams, &s->hdr);
+    return st;
+  }
   evrt__table_publish(&s->hdr);
   if (EVRT_TRACING())
     evrt__trace_stream_name(device, s->id, NULL);
@@ -86,6 +90,7 @@ void evrt__stream_free(struct evrt__stream *s) {
   evrt__items_free(s->done_local);
   s->done_local = s->done_local_tail = NULL;
   s->n_done_local = 0;
+  evrt__pool_unreserve(s);
   evrt__table_release(&evrt__streams, &s->hdr);
 }
 

@@ -4,6 +4,15 @@
  * idle, and a monitor that adds a worker when ready streams wait while every
  * worker is busy (a host function that blocks), up to a bound.
  *
+ * The run queue is a ring of stream pointers per priority, not a list linked
+ * through the streams: a worker taking a batch of a fan-out reads one line
+ * of pointers and starts the misses on all the streams at once, where a list
+ * made it wait for each stream's line in turn to find the next.  A stream
+ * is in the queue at most once (only the thread that made it QUEUED pushes
+ * it), so a ring as long as the number of stream objects of its priority
+ * never overflows: evrt__stream_new reserves the room (and may fail there,
+ * cleanly), evrt__stream_free gives it back, and a push never allocates.
+ *
  * Locks: pool.lock is a leaf (push is called with no lock held, by the
  * thread that just made the stream QUEUED).  Workers never hold pool.lock
  * while running a stream.
@@ -25,15 +34,25 @@ struct evrt__worker {
   bool extra;
 };
 
+/* A ring of ready streams; cap is a power of two (or 0) and >= need, the
+ * number of stream objects of this priority (pool.lock). */
+struct ring {
+  struct evrt__stream **v;
+  uint32_t cap, head, n, need;
+};
+
+/* Lines by writer: the lock and the rings (holders of the lock), rq_len
+ * (written under the lock, read without it by spinners and by every worker
+ * going idle), nspinning (spinners). */
 static struct {
-  pthread_mutex_t lock;
-  pthread_cond_t exited;
-  struct evrt__stream *head[2], *tail[2];
-  atomic_uint rq_len;
+  _Alignas(64) pthread_mutex_t lock;
+  struct ring rq[2];
+  uint64_t pops;
+  _Alignas(64) atomic_uint rq_len;
+  _Alignas(64) atomic_int nspinning;
   struct evrt__worker *idle;
   int nidle, nworkers, base, max;
-  atomic_int nspinning;
-  uint64_t pops;
+  pthread_cond_t exited;
   bool stop;
   bool mon_parked;
   atomic_uint mon_futex;
@@ -76,9 +95,10 @@ void evrt__pool_defer_free(struct evrt__item *head, struct evrt__item *tail,
 static void *worker_main(void *arg);
 
 /* The lines a worker touches first when it runs s (a fan-out runs
- * thousands of streams last touched on other cores). */
+ * thousands of streams last touched on other cores).  Called once the
+ * scheduling line of every stream of the batch has been prefetched: the
+ * load of s->head waits for it. */
 static inline void prefetch_stream(struct evrt__stream *s) {
-  /* line 1 (state, head) is cached: the pop just read rq_next there */
   __builtin_prefetch(&s->done_seq, 1, 3);
   __builtin_prefetch(&s->enq_seq, 0, 3);
   __builtin_prefetch(s->head, 0, 3);
@@ -105,20 +125,97 @@ static int spawn_locked(bool extra) {
   return 0;
 }
 
-static struct evrt__stream *pop_locked(void) {
-  for (int q = 0; q < 2; q++) {
-    struct evrt__stream *s = P.head[q];
-    if (s) {
-      P.head[q] = s->rq_next;
-      if (!P.head[q])
-        P.tail[q] = NULL;
-      s->rq_next = NULL;
-      atomic_fetch_sub_explicit(&P.rq_len, 1, memory_order_relaxed);
-      P.pops++;
-      return s;
+static inline int ring_of(const struct evrt__stream *s) {
+  return s->priority < 0 ? 0 : 1;
+}
+
+/* Take up to max streams, high priority first (caller holds P.lock and
+ * stores rq_len after). */
+static int pop_locked(struct evrt__stream **out, int max) {
+  int k = 0;
+  for (int q = 0; q < 2 && k < max; q++) {
+    struct ring *r = &P.rq[q];
+    while (r->n && k < max) {
+      out[k++] = r->v[r->head];
+      r->head = (r->head + 1) & (r->cap - 1);
+      r->n--;
     }
   }
-  return NULL;
+  P.pops += (uint64_t)k;
+  return k;
+}
+
+/* Move ring q to an array of newcap (>= its length, a power of two). */
+static void ring_move_locked(struct ring *r, struct evrt__stream **nv,
+                             uint32_t newcap) {
+  for (uint32_t i = 0; i < r->n; i++)
+    nv[i] = r->v[(r->head + i) & (r->cap - 1)];
+  r->v = nv;
+  r->cap = newcap;
+  r->head = 0;
+}
+
+evrt_status_t evrt__pool_reserve(const struct evrt__stream *s) {
+  struct ring *r = &P.rq[ring_of(s)];
+  struct evrt__stream **nv = NULL, **old = NULL;
+  uint32_t want = 0;
+  pthread_mutex_lock(&P.lock);
+  for (;;) {
+    if (r->need < r->cap) {
+      r->need++;
+      break;
+    }
+    if (nv && want > r->need) {
+      old = r->v;
+      ring_move_locked(r, nv, want);
+      nv = NULL;
+      r->need++;
+      break;
+    }
+    /* Allocate outside the lock (workers pop under it), then look again. */
+    want = r->cap ? r->cap * 2 : 64;
+    if (want <= r->cap) { /* 2^32 streams of one priority */
+      pthread_mutex_unlock(&P.lock);
+      return evrt__fail(EVRT_ERROR_OUT_OF_MEMORY, "run queue is full");
+    }
+    pthread_mutex_unlock(&P.lock);
+    evrt__free(nv);
+    nv = evrt__malloc((size_t)want * sizeof *nv);
+    if (!nv)
+      return evrt__fail(EVRT_ERROR_OUT_OF_MEMORY,
+                        "cannot grow the run queue to %u streams", want);
+    pthread_mutex_lock(&P.lock);
+  }
+  pthread_mutex_unlock(&P.lock);
+  evrt__free(nv);
+  evrt__free(old);
+  return EVRT_SUCCESS;
+}
+
+void evrt__pool_unreserve(const struct evrt__stream *s) {
+  struct ring *r = &P.rq[ring_of(s)];
+  pthread_mutex_lock(&P.lock);
+  r->need--;
+  /* Shrink after a burst of streams is gone (not below 1024 entries, and
+   * never below what the ring holds: it holds at most `need`). */
+  uint32_t want = r->cap / 2;
+  bool shrink = r->cap > 1024 && r->need < r->cap / 4;
+  pthread_mutex_unlock(&P.lock);
+  if (!shrink)
+    return;
+  struct evrt__stream **nv = evrt__malloc((size_t)want * sizeof *nv);
+  if (!nv)
+    return; /* keep the larger ring */
+  pthread_mutex_lock(&P.lock);
+  struct evrt__stream **old = NULL;
+  if (r->cap == want * 2 && r->need < want && r->n <= want) {
+    old = r->v;
+    ring_move_locked(r, nv, want);
+    nv = NULL;
+  }
+  pthread_mutex_unlock(&P.lock);
+  evrt__free(nv);
+  evrt__free(old);
 }
 
 /* Who to wake for work now in the queue (caller holds P.lock): a parked
@@ -151,15 +248,11 @@ static void do_wake(struct wake k) {
     evrt__futex_wake(&P.mon_futex, 1, 0);
 }
 
-/* Caller holds P.lock. */
+/* Caller holds P.lock.  Never full: see the top of the file. */
 static void append_locked(struct evrt__stream *s) {
-  int q = s->priority < 0 ? 0 : 1;
-  s->rq_next = NULL;
-  if (P.tail[q])
-    P.tail[q]->rq_next = s;
-  else
-    P.head[q] = s;
-  P.tail[q] = s;
+  struct ring *r = &P.rq[ring_of(s)];
+  r->v[(r->head + r->n) & (r->cap - 1)] = s;
+  r->n++;
 }
 
 /* Streams the caller owns (each just CASed to QUEUED), under one lock and
@@ -171,7 +264,11 @@ void evrt__pool_push_many(struct evrt__stream **v, int n) {
   pthread_mutex_lock(&P.lock);
   for (int i = 0; i < n; i++)
     append_locked(v[i]);
-  atomic_fetch_add_explicit(&P.rq_len, (unsigned)n, memory_order_relaxed);
+  /* written under the lock only: a plain add, no locked instruction */
+  atomic_store_explicit(&P.rq_len,
+                        atomic_load_explicit(&P.rq_len, memory_order_relaxed) +
+                            (unsigned)n,
+                        memory_order_relaxed);
   struct wake k = pick_wake_locked();
   pthread_mutex_unlock(&P.lock);
   do_wake(k);
@@ -238,30 +335,38 @@ static void *worker_main(void *arg) {
       pthread_mutex_unlock(&P.lock);
       return NULL;
     }
-    s = pop_locked();
     /* Many ready streams (a fan-out): take a few more under this lock,
      * leaving plenty for the other workers. */
-    while (s && tls_btail < EVRT__POP_BATCH &&
-           (int)P.rq_len > 2 * P.nworkers) {
-      struct evrt__stream *x = pop_locked();
-      if (!x)
-        break;
-      tls_batch[tls_btail++] = x;
-    }
+    unsigned len = atomic_load_explicit(&P.rq_len, memory_order_relaxed);
+    int take = 1;
+    if ((int)len - 2 * P.nworkers > 1)
+      take = (int)len - 2 * P.nworkers;
+    if (take > EVRT__POP_BATCH + 1)
+      take = EVRT__POP_BATCH + 1;
+    struct evrt__stream *got[EVRT__POP_BATCH + 1];
+    int ngot = pop_locked(got, take);
+    s = ngot ? got[0] : NULL;
+    for (int i = 1; i < ngot; i++)
+      tls_batch[tls_btail++] = got[i];
+    len -= (unsigned)ngot;
+    atomic_store_explicit(&P.rq_len, len, memory_order_relaxed);
     /* More ready streams than this worker can take: a push that saw a
      * spinner woke nobody, trusting it to find the work; it found one
      * stream, so pass the wake-up on (else a second stream could wait for
      * a worker while one sleeps idle). */
     struct wake k = {NULL, false};
-    if (s && P.rq_len > 0)
+    if (s && len > 0)
       k = pick_wake_locked();
     pthread_mutex_unlock(&P.lock);
     do_wake(k);
     if (s) {
       /* Streams of a fan-out were last touched on other cores: start all
-       * their misses now, so they overlap instead of following one another */
-      for (int i = tls_bhead; i < tls_btail; i++)
-        prefetch_stream(tls_batch[i]);
+       * their misses now, so they overlap instead of following one another
+       * (the scheduling lines first: reading s->head needs its line). */
+      for (int i = 0; i < ngot; i++)
+        __builtin_prefetch(&got[i]->state, 1, 3);
+      for (int i = 1; i < ngot; i++)
+        prefetch_stream(got[i]);
       evrt__exec_stream(s);
       continue;
     }

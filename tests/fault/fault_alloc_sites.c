@@ -211,8 +211,10 @@ TEST(enqueue_record_wait_sites) {
   }
 }
 
-/* Object creation allocates only when the handle table grows a chunk: create
- * enough objects to cross a chunk boundary with every call armed. */
+/* Object creation allocates only when the handle table grows a chunk (and,
+ * for streams, when the run queue's ring grows to make room for one more
+ * stream): create enough objects to cross a chunk boundary with every call
+ * armed. */
 static void creation_sites(bool streams) {
   enum { N = EVRT__CHUNK_SIZE + 8 };
   static void *h[N];

@@ -7,6 +7,9 @@
  */
 #include "test.h"
 
+#include <dirent.h>
+#include <fcntl.h>
+
 #include <errno.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -52,13 +55,32 @@ static long long dropped_in(const char *text) {
   return p ? atoll(p + strlen("\"dropped_entries\":")) : -1;
 }
 
+static pid_t dir_owner;
+
 __attribute__((constructor)) static void make_dir(void) {
   const char *base = getenv("TMPDIR");
   snprintf(dir, sizeof dir, "%s/evrt-trace-api-XXXXXX", base ? base : "/tmp");
+  dir_owner = getpid();
   if (!mkdtemp(dir)) {
     perror("mkdtemp");
     exit(1);
   }
+}
+
+/* Leave no files behind in /tmp: each run made a new directory.  Only the
+ * process that made it removes it (a forked child exits through here too). */
+__attribute__((destructor)) static void remove_dir(void) {
+  if (getpid() != dir_owner)
+    return;
+  DIR *d = opendir(dir);
+  if (!d)
+    return;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL)
+    if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+      unlinkat(dirfd(d), de->d_name, 0);
+  closedir(d);
+  rmdir(dir);
 }
 
 TEST(bad_arguments) {

@@ -46,6 +46,24 @@
 #define EVRT_TLS _Thread_local __attribute__((tls_model("initial-exec")))
 #endif
 
+/* Prefetch a line the caller will write (an atomic store or CAS): on x86
+ * __builtin_prefetch(p, 1) is a read prefetch unless the whole library is
+ * built for PREFETCHW, so the line arrives shared and the write still waits
+ * for the other core to give it up; for a serializing write (xchg, lock
+ * cmpxchg) that wait stalls the worker.  PREFETCHW fetches it owned.  The
+ * CPU is asked once (evrt__cpu_features_init, src/unix/os.c). */
+extern bool evrt__has_prefetchw;
+static inline void evrt__prefetch_w(const void *p) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (evrt__has_prefetchw) {
+    __asm__ volatile("prefetchw %0" : : "m"(*(const char *)p));
+    return;
+  }
+#endif
+  __builtin_prefetch(p, 1, 3);
+}
+void evrt__cpu_features_init(void);
+
 #define EVRT_LIKELY(x) __builtin_expect(!!(x), 1)
 #define EVRT_UNLIKELY(x) __builtin_expect(!!(x), 0)
 

@@ -99,7 +99,7 @@ static void *worker_main(void *arg);
  * scheduling line of every stream of the batch has been prefetched: the
  * load of s->head waits for it. */
 static inline void prefetch_stream(struct evrt__stream *s) {
-  __builtin_prefetch(&s->done_seq, 1, 3);
+  evrt__prefetch_w(&s->done_seq); /* stored seq_cst after the first item */
   __builtin_prefetch(&s->enq_seq, 0, 3);
   __builtin_prefetch(s->head, 0, 3);
 }
@@ -364,7 +364,7 @@ static void *worker_main(void *arg) {
        * their misses now, so they overlap instead of following one another
        * (the scheduling lines first: reading s->head needs its line). */
       for (int i = 0; i < ngot; i++)
-        __builtin_prefetch(&got[i]->state, 1, 3);
+        evrt__prefetch_w(&got[i]->state); /* stored RUNNING, then IDLE */
       for (int i = 1; i < ngot; i++)
         prefetch_stream(got[i]);
       evrt__exec_stream(s);
@@ -455,6 +455,7 @@ static void *monitor_main(void *arg) {
 }
 
 evrt_status_t evrt__pool_init(void) {
+  evrt__cpu_features_init();
   int ncpu = evrt__ncpu();
   const char *v = getenv("EVRT_WORKERS");
   int base = v ? atoi(v) : 0;

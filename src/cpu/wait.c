@@ -221,7 +221,7 @@ void evrt__stream_notify(struct evrt__stream *s, uint64_t seq) {
         waiter_unlink_locked(s, p, prev);
         owners[n++] = it->owner;
         /* its state line is CASed after the lock is released */
-        __builtin_prefetch(&it->owner->state, 1, 3);
+        evrt__prefetch_w(&it->owner->state);
         /* Last touch of the item (its owner may recycle it once it sees
          * this): tells the owner it need not take wlock to unlink it. */
         atomic_store_explicit(&it->u.ev.unlinked, true, memory_order_release);

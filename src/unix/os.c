@@ -11,6 +11,9 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 int evrt__futex_wait(atomic_uint *addr, uint32_t expected, int64_t timeout_ns,
                      int shared) {
@@ -36,6 +39,19 @@ uint64_t evrt__now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Written before the workers start (pthread_create orders it before their
+ * reads), never changed after. */
+bool evrt__has_prefetchw;
+
+void evrt__cpu_features_init(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned a, b, c, d;
+  /* CPUID 0x80000001 ECX bit 8: PREFETCHW (3DNowPrefetch) */
+  if (__get_cpuid(0x80000001u, &a, &b, &c, &d))
+    evrt__has_prefetchw = (c >> 8) & 1u;
+#endif
 }
 
 int evrt__ncpu(void) {

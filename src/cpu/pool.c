@@ -394,8 +394,17 @@ static void *worker_main(void *arg) {
         if (atomic_load_explicit(&P.rq_len, memory_order_relaxed))
           break;
         evrt__cpu_relax();
-        if ((i & 31) == 0 && evrt__now_ns() - t0 > spin_ns)
-          break;
+        if ((i & 31) == 0) {
+          if (evrt__now_ns() - t0 > spin_ns)
+            break;
+          /* The thread that will feed us may be waiting for this very
+           * CPU: a kernel that packs threads onto few CPUs (this VM's)
+           * places a woken worker on its waker's CPU, where it preempts
+           * the waker, say a notify with more streams to queue.  Spinning
+           * would hold the waker off until we park; yielding lets it run.
+           * With nothing else runnable here it returns at once. */
+          sched_yield();
+        }
       }
       atomic_fetch_sub_explicit(&P.nspinning, 1, memory_order_relaxed);
     } else if (spin_ns) {

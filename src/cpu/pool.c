@@ -25,7 +25,6 @@
 #include "internal.h"
 
 #include <errno.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,7 +32,6 @@ struct evrt__worker {
   atomic_uint futex; /* 0 = parked/idle, 1 = woken */
   struct evrt__worker *next_idle;
   bool extra;
-  int cpu; /* pinned to this CPU (EVRT_PIN_WORKERS), or -1 */
 };
 
 /* A ring of ready streams; cap is a power of two (or 0) and >= need, the
@@ -107,12 +105,11 @@ static inline void prefetch_stream(struct evrt__stream *s) {
 }
 
 /* Caller holds P.lock. */
-static int spawn_locked(bool extra, int cpu) {
+static int spawn_locked(bool extra) {
   struct evrt__worker *w = evrt__calloc(1, sizeof *w);
   if (!w)
     return ENOMEM;
   w->extra = extra;
-  w->cpu = cpu;
   pthread_attr_t a;
   pthread_attr_init(&a);
   pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
@@ -316,13 +313,6 @@ static void worker_exit_locked(struct evrt__worker *w) {
 static void *worker_main(void *arg) {
   struct evrt__worker *w = arg;
   tls_worker = w;
-  if (w->cpu >= 0) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(w->cpu, &set);
-    /* best effort: a worker that cannot be pinned runs where it may */
-    pthread_setaffinity_np(pthread_self(), sizeof set, &set);
-  }
   uint64_t spin_ns = evrt__spin_budget_ns();
   for (;;) {
     struct evrt__stream *s = tls_runnext;
@@ -467,26 +457,10 @@ static void *monitor_main(void *arg) {
     pthread_mutex_lock(&P.lock);
     if (!P.stop && P.rq_len > 0 && P.pops == pops && P.nidle == 0 &&
         P.nworkers < P.max)
-      spawn_locked(true, -1);
+      spawn_locked(true);
   }
   pthread_mutex_unlock(&P.lock);
   return NULL;
-}
-
-/* EVRT_PIN_WORKERS=1: the CPUs the process may run on, in order (the base
- * workers are pinned round-robin over them); otherwise none. */
-static int pin_cpus(int *out, int max) {
-  const char *v = getenv("EVRT_PIN_WORKERS");
-  if (!v || strcmp(v, "1") != 0)
-    return 0;
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) != 0)
-    return 0;
-  int n = 0;
-  for (int c = 0; c < CPU_SETSIZE && n < max; c++)
-    if (CPU_ISSET(c, &set))
-      out[n++] = c;
-  return n;
 }
 
 evrt_status_t evrt__pool_init(void) {
@@ -501,9 +475,8 @@ evrt_status_t evrt__pool_init(void) {
   P.max = base + 62;
   P.stop = false;
   int err = 0;
-  int cpus[256], ncpus = pin_cpus(cpus, 256);
   for (int i = 0; i < base && !err; i++)
-    err = spawn_locked(false, ncpus ? cpus[i % ncpus] : -1);
+    err = spawn_locked(false);
   if (!err && !P.monitor_started) {
     err = pthread_create(&P.monitor, NULL, monitor_main, NULL);
     P.monitor_started = err == 0;

@@ -164,7 +164,9 @@ TEST(rule4_waiting_streams_do_not_hold_workers) {
   evrt_stream_t gate = mkstream(0), free_s = mkstream(0), ws[W];
   evrt_event_t e = mkevent(0);
   atomic_int count = 0, free_ran = 0;
-  ASSERT_OK(evrt_stream_delay(gate, 400 * MS));
+  /* The gate outlasts the free stream's timeout by a wide margin: a loaded
+   * sanitizer run must not see it open before the check below. */
+  ASSERT_OK(evrt_stream_delay(gate, 1500 * MS));
   ASSERT_OK(evrt_event_record(e, gate));
   for (int i = 0; i < W; i++) {
     ws[i] = mkstream(0);
@@ -172,7 +174,7 @@ TEST(rule4_waiting_streams_do_not_hold_workers) {
     ASSERT_OK(evrt_launch_host_func(ws[i], inc, &count));
   }
   ASSERT_OK(evrt_launch_host_func(free_s, set_flag, &free_ran));
-  ASSERT_OK(evrt_stream_synchronize_timeout(free_s, 300 * MS));
+  ASSERT_OK(evrt_stream_synchronize_timeout(free_s, 1000 * MS));
   ASSERT(atomic_load(&free_ran));
   ASSERT_EQ(atomic_load(&count), 0); /* the gate is still closed */
   for (int i = 0; i < W; i++) {

@@ -286,15 +286,10 @@ evrt_status_t evrt_stream_query(evrt_stream_t h) {
   return evrt__done(s) >= enq ? EVRT_SUCCESS : EVRT_NOT_READY;
 }
 
-evrt_status_t evrt_stream_synchronize_timeout(evrt_stream_t h,
-                                              int64_t timeout_ns) {
-  struct evrt__stream *s = NULL;
-  evrt_status_t st = get_stream(h, &s);
-  if (st)
-    return st;
-  uint64_t enq = atomic_load_explicit(&s->enq_seq, memory_order_acquire);
-  if (evrt__done(s) >= enq)
-    return EVRT_SUCCESS;
+/* The waiting part, out of line (see sync_wait in event.c). */
+static __attribute__((noinline)) evrt_status_t
+stream_sync_wait(struct evrt__stream *s, uint64_t enq, int64_t timeout_ns) {
+  evrt_status_t st;
   if (evrt__tls_stream == s)
     return evrt__fail(EVRT_ERROR_WOULD_DEADLOCK,
                       "stream %llu synchronized from its own host function",
@@ -307,6 +302,18 @@ evrt_status_t evrt_stream_synchronize_timeout(evrt_stream_t h,
     return evrt__fail(st, "stream %llu not done after %lld ns",
                       (unsigned long long)s->id, (long long)timeout_ns);
   return st;
+}
+
+evrt_status_t evrt_stream_synchronize_timeout(evrt_stream_t h,
+                                              int64_t timeout_ns) {
+  struct evrt__stream *s = NULL;
+  evrt_status_t st = get_stream(h, &s);
+  if (st)
+    return st;
+  uint64_t enq = atomic_load_explicit(&s->enq_seq, memory_order_acquire);
+  if (evrt__done(s) >= enq)
+    return EVRT_SUCCESS;
+  return stream_sync_wait(s, enq, timeout_ns);
 }
 
 evrt_status_t evrt_stream_synchronize(evrt_stream_t h) {

@@ -145,9 +145,6 @@ static double pingpong(void *ctx, long iters) {
          (double)iters;
 }
 
-/* The child's median, min, max and iterations, case by case. */
-static double child_figures[10][4];
-
 int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++)
     if (strcmp(argv[i], "--json") == 0)
@@ -179,6 +176,8 @@ int main(int argc, char **argv) {
       {"pingpong_streams", pingpong, 200000},
   };
   enum { NS = sizeof shapes / sizeof shapes[0] };
+  /* the child's median, min, max and iterations, case by case */
+  double child_figures[2 * NS][4];
   /* child: the other load order, figures sent back through a pipe */
   int fds[2];
   if (pipe(fds) != 0) {
@@ -205,11 +204,10 @@ int main(int argc, char **argv) {
   } else {
     close(fds[1]);
     int st = 0;
-    double got[2 * NS][4];
-    ssize_t n = read(fds[0], got, sizeof got);
+    ssize_t n = read(fds[0], child_figures, sizeof child_figures);
     close(fds[0]);
     if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
-        WEXITSTATUS(st) != 0 || n != (ssize_t)sizeof got) {
+        WEXITSTATUS(st) != 0 || n != (ssize_t)sizeof child_figures) {
       bench_skip("tracing_off", "the child run (compiled-out copy loaded "
                                 "first) failed");
       return 0;
@@ -219,7 +217,6 @@ int main(int argc, char **argv) {
       bench_skip("tracing_off", "cannot load both library copies: %s", err);
       return 0;
     }
-    memcpy(child_figures, got, sizeof got);
   }
   if (!child)
     bench_title("tracing_off", "trace hooks compiled in but off vs compiled "

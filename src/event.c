@@ -133,9 +133,7 @@ get_pair(evrt_event_t eh, evrt_stream_t sh,
   evrt_status_t st = get_event(eh, e);
   if (EVRT_UNLIKELY(st))
     return st;
-  /* The stream slot size as a constant (evrt__stream_get loads it). */
-  *s = (struct evrt__stream *)evrt__table_lookup_sized(
-      &evrt__streams, (uintptr_t)sh, EVRT__SLOT_SIZE(struct evrt__stream));
+  *s = evrt__stream_get(sh);
   if (EVRT_UNLIKELY(!*s))
     return evrt__fail(EVRT_ERROR_INVALID_HANDLE,
                       "stream %p is NULL, destroyed or not a stream",
@@ -346,8 +344,7 @@ destroy_slow(struct evrt__event *e, unsigned lk) {
   evrt__free(e->wrec); /* wait records end with the incarnation */
   e->wrec = NULL;
   e->nwrec = e->capwrec = 0;
-  if (e->imported)
-    e->imported = false;
+  e->imported = false;
   if (lock)
     evrt__event_unlock(e);
   if (ipc)
@@ -382,10 +379,9 @@ evrt_status_t evrt_event_destroy(evrt_event_t h) {
     return destroy_slow(e, lk);
   /* Pending items keep only (pointer, generation) pairs and re-check them,
    * so the slot can be reused at once. */
-  if (EVRT_UNLIKELY(!evrt__table_give_cached(EVRT__TAG_EVENT,
-                                             evrt__dead_of((uintptr_t)h) +
-                                                 (1ull << 32) +
-                                                 (uint32_t)(uintptr_t)h)))
+  if (EVRT_UNLIKELY(!evrt__table_give_cached(
+          EVRT__TAG_EVENT, evrt__live_after(evrt__dead_of((uintptr_t)h),
+                                            (uint32_t)(uintptr_t)h))))
     return destroy_release(e);
   return EVRT_SUCCESS;
 }

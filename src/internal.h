@@ -235,11 +235,20 @@ static inline bool evrt__table_give_cached(unsigned tag, uint64_t next) {
   return true;
 }
 
+/* The word that follows h in its slot: the dead word after a live handle,
+ * or (with the low half added) the next live handle after a dead word. */
+static inline uint64_t evrt__dead_of(uint64_t h) {
+  return ((h >> 32) + 1) << 32 & 0xffffffff00000000u;
+}
+/* The handle that follows dead word `dead` in the slot whose live low half
+ * is `low`. */
+static inline uintptr_t evrt__live_after(uint64_t dead, uint32_t low) {
+  return (uintptr_t)(evrt__dead_of(dead) | low);
+}
 /* The handle a dead slot's next incarnation gets. */
 static inline uintptr_t evrt__table_next_handle(struct evrt__obj *o) {
-  uint64_t dead = atomic_load_explicit(&o->hw, memory_order_relaxed);
-  return (uintptr_t)((((dead >> 32) + 1) << 32 & 0xffffffff00000000u) |
-                     o->hlow);
+  return evrt__live_after(atomic_load_explicit(&o->hw, memory_order_relaxed),
+                          o->hlow);
 }
 /* Make a dead slot live as h (= evrt__table_next_handle, after
  * initializing the object).  Only the thread that took the slot from the
@@ -253,10 +262,6 @@ static inline uintptr_t evrt__table_publish(struct evrt__obj *o) {
   uintptr_t h = evrt__table_next_handle(o);
   evrt__table_publish_as(o, h);
   return h;
-}
-/* The dead word that follows live handle h. */
-static inline uint64_t evrt__dead_of(uint64_t h) {
-  return ((h >> 32) + 1) << 32 & 0xffffffff00000000u;
 }
 /* Make a live slot dead: its handles fail from now on.  The caller holds
  * the object's lock and checked the handle under it, so it is the only

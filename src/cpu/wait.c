@@ -262,9 +262,10 @@ void evrt__stream_notify(struct evrt__stream *s, uint64_t seq) {
       if (evrt__stream_try_queue(owners[i]))
         owners[k++] = owners[i];
     /* A single resume (a chain of waits) is kept to run next on this warm
-     * worker (evrt__pool_push_local); a fan-out goes to the run queue whole, in order, so that the
-     * first streams do not wait for this notify to finish (or for this
-     * worker to be scheduled again, should it be preempted). */
+     * worker (evrt__pool_push_local); a fan-out goes to the run queue
+     * whole, in order, so that the first streams do not wait for this
+     * notify to finish (or for this worker to be scheduled again, should
+     * it be preempted). */
     int first = 0;
     if (k == 1 && !more && evrt__pool_push_local(owners[0]))
       first = 1;

@@ -611,6 +611,15 @@ bool evrt__pool_spin_enter(void);
 void evrt__pool_spin_leave(void);
 /* src/cpu/exec.c: run a stream's items until it idles, parks or yields. */
 void evrt__exec_stream(struct evrt__stream *s);
+/* Streams this worker let go idle without a full barrier, settled together
+ * by one (exec.c): call before anything that may keep the worker away for
+ * long (user code, spinning, parking) and before taking more work. */
+extern EVRT_TLS int evrt__tls_nunsettled;
+void evrt__exec_settle_slow(void);
+static inline void evrt__exec_settle(void) {
+  if (EVRT_UNLIKELY(evrt__tls_nunsettled))
+    evrt__exec_settle_slow();
+}
 /* Resume a parked stream (any thread, no lock held). */
 void evrt__stream_resume(struct evrt__stream *s);
 /* The stream just completed items up to seq; waiters are registered. */

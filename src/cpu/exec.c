@@ -16,6 +16,22 @@
  * a RUNNING one; the owner parks with a CAS that fails on that flag and
  * then goes on.  A resume is never lost, and a spurious one only
  * re-evaluates the head item.
+ *
+ * Unsettled idles.  Publishing a completion (done_seq, then read wake_at)
+ * and going idle (state, then read enq_seq) each need a full barrier, the
+ * bulk of a one-item stream's cost (a fan-out runs thousands of them).  A
+ * stream that runs out of work while other streams are ready goes idle
+ * with plain release stores instead and is noted; the worker settles its
+ * notes with one seq_cst fence (evrt__exec_settle_slow) before taking more
+ * work, before user code, before spinning or parking, and when 16 are
+ * noted.  After the fence it does what the barriers would have: notify
+ * waiters the registrars' side of the Dekker pair may have missed, take
+ * back (QUEUED) a stream that a producer fed meanwhile, and free a stream
+ * destroyed meanwhile.  The stream is no longer ours by then, and may even
+ * be freed and reused: notify is still right, because seqs only grow
+ * across incarnations (a target <= seq is reached in any of them) and the
+ * lists are touched under wlock; the other two are CASes that expect the
+ * exact word we stored (incarnation included).
  */
 #include "internal.h"
 
@@ -57,6 +73,69 @@ static void flush_done(struct evrt__stream *s) {
    * ahead of execution would make every 32nd item of the chain pay 32
    * free() calls): the worker frees it when it next runs out of work. */
   evrt__pool_defer_free(batch, tail, n);
+}
+
+#define EVRT__UNSETTLED_MAX 16
+EVRT_TLS int evrt__tls_nunsettled;
+static EVRT_TLS struct unsettled {
+  struct evrt__stream *s;
+  unsigned word; /* the IDLE state word we stored */
+  uint64_t seq;  /* done_seq we stored */
+} tls_unsettled[EVRT__UNSETTLED_MAX];
+
+void evrt__exec_settle_slow(void) {
+  int n = evrt__tls_nunsettled;
+  evrt__tls_nunsettled = 0;
+  /* The one barrier: our done_seq and state stores before it, the loads of
+   * wake_at, enq_seq and destroyed after it (the registrars, producers and
+   * destroyers store those seq_cst and then read ours seq_cst). */
+  atomic_thread_fence(memory_order_seq_cst);
+  struct evrt__stream *again[EVRT__UNSETTLED_MAX];
+  int k = 0;
+  for (int i = 0; i < n; i++) {
+    struct evrt__stream *s = tls_unsettled[i].s;
+    unsigned word = tls_unsettled[i].word;
+    uint64_t seq = tls_unsettled[i].seq;
+    if (atomic_load_explicit(&s->wake_at, memory_order_relaxed) <= seq)
+      evrt__stream_notify(s, seq);
+    if (atomic_load_explicit(&s->enq_seq, memory_order_relaxed) != seq) {
+      /* Fed meanwhile.  Fails if its producer queued it (its new owner runs
+       * it) or if it changed hands and incarnation since. */
+      unsigned exp = word;
+      if (atomic_compare_exchange_strong_explicit(
+              &s->state, &exp, EVRT__ST_WITH(word, EVRT__S_QUEUED),
+              memory_order_acq_rel, memory_order_relaxed))
+        again[k++] = s;
+    } else if (atomic_load_explicit(&s->destroyed, memory_order_relaxed)) {
+      unsigned exp = word;
+      if (atomic_compare_exchange_strong_explicit(
+              &s->state, &exp, EVRT__ST_WITH(word, EVRT__S_DEAD),
+              memory_order_acq_rel, memory_order_relaxed))
+        evrt__stream_free(s);
+    }
+  }
+  /* Like a resume: the first one runs next on this warm worker. */
+  int first = k > 0 && evrt__pool_push_local(again[0]);
+  evrt__pool_push_many(again + first, k - first);
+}
+
+/* Out of work with other streams ready: go idle now, settle later. */
+static void idle_unsettled(struct evrt__stream *s, uint64_t seq) {
+  if (evrt__tls_nunsettled == EVRT__UNSETTLED_MAX)
+    evrt__exec_settle_slow();
+  /* release: whoever takes the stream next sees its items and done_seq */
+  atomic_store_explicit(&s->done_seq, seq, memory_order_release);
+  if (s->n_done_local >= EVRT__RETURN_BATCH)
+    flush_done(s);
+  unsigned word = EVRT__ST_WITH(
+      atomic_load_explicit(&s->state, memory_order_relaxed), EVRT__S_IDLE);
+  struct unsettled *u = &tls_unsettled[evrt__tls_nunsettled++];
+  u->s = s;
+  u->word = word;
+  u->seq = seq;
+  /* Last touch of the stream (see give_up: a resume flag dropped here is
+   * stale).  Nothing of it is read after this but atomics. */
+  atomic_store_explicit(&s->state, word, memory_order_release);
 }
 
 bool evrt__stream_try_queue(struct evrt__stream *s) {
@@ -116,6 +195,8 @@ static bool run_wait(struct evrt__stream *s, struct evrt__item *it) {
       it->failed = 1;
       ok = true;
     }
+    if (!ok && it->phase == 0)
+      evrt__exec_settle(); /* before spinning */
     if (!ok && it->phase == 0 && evrt__pool_spin_enter()) {
       /* Before handing the wait to the watcher thread (a futex wake-up of
        * it, then of a worker: two ~30 us hand-offs here), spin briefly on
@@ -327,6 +408,8 @@ void evrt__exec_stream(struct evrt__stream *s) {
        * within a few hundred ns, and going idle would make its next enqueue
        * pay a worker wake-up (~30 us here).  Spin briefly, as the only
        * spinner of the pool and only while no other stream is ready. */
+      if (!evrt__pool_has_ready())
+        evrt__exec_settle(); /* before spinning */
       if (!evrt__pool_has_ready() && evrt__pool_spin_enter()) {
         uint64_t t0 = evrt__now_ns(), lim = evrt__spin_budget_ns() / 2;
         for (unsigned i = 1;; i++) {
@@ -381,6 +464,16 @@ void evrt__exec_stream(struct evrt__stream *s) {
     }
     uint64_t seq = it->seq;
     last = seq;
+    if (it->kind != EVRT__ITEM_HOST_FUNC &&
+        !atomic_load_explicit(&it->qnext, memory_order_relaxed) &&
+        evrt__pool_has_ready()) {
+      /* Out of work, and others are ready: no spin for more, go idle
+       * (unsettled, see the top of the file).  Not after a host function:
+       * its producer usually feeds the stream again at once, and the
+       * next host function would settle (a barrier) anyway. */
+      idle_unsettled(s, seq);
+      return;
+    }
     /* seq_cst: the Dekker pair with waiters (wait.c) */
     atomic_store_explicit(&s->done_seq, seq, memory_order_seq_cst);
     if (EVRT_UNLIKELY(seq >= atomic_load_explicit(&s->wake_at,

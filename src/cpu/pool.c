@@ -288,6 +288,7 @@ bool evrt__pool_push_local(struct evrt__stream *s) {
 /* Before running something that may take long (user code), give the kept
  * stream to the pool so that it does not wait behind it. */
 void evrt__pool_flush_local(void) {
+  evrt__exec_settle();
   struct evrt__stream *v[EVRT__POP_BATCH + 1];
   int n = 0;
   if (tls_runnext) {
@@ -328,6 +329,13 @@ static void *worker_main(void *arg) {
         tls_bhead = tls_btail = 0;
       evrt__exec_stream(s);
       continue;
+    }
+    /* Before taking more work (and before parking or leaving).  Its
+     * notifies may keep a resumed stream for us to run next: run it. */
+    if (evrt__tls_nunsettled) {
+      evrt__exec_settle_slow();
+      if (tls_runnext)
+        continue;
     }
     pthread_mutex_lock(&P.lock);
     if (P.stop) {

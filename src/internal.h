@@ -620,6 +620,10 @@ static inline void evrt__exec_settle(void) {
   if (EVRT_UNLIKELY(evrt__tls_nunsettled))
     evrt__exec_settle_slow();
 }
+/* notify's resume, on a worker: a stream parked on a satisfied plain wait
+ * with nothing behind it passes it here and goes idle (false); otherwise as
+ * evrt__stream_try_queue (true: the caller owns it QUEUED and pushes it). */
+bool evrt__exec_resume(struct evrt__stream *s);
 /* Resume a parked stream (any thread, no lock held). */
 void evrt__stream_resume(struct evrt__stream *s);
 /* The stream just completed items up to seq; waiters are registered. */

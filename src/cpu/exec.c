@@ -32,6 +32,14 @@
  * across incarnations (a target <= seq is reached in any of them) and the
  * lists are touched under wlock; the other two are CASes that expect the
  * exact word we stored (incarnation included).
+ *
+ * Inline resumes.  A notify that resumes a stream parked on a plain wait,
+ * now satisfied, with nothing behind it (each stream of a fan-out) takes
+ * it PARKED -> RUNNING, passes the wait as run_wait would, and lets it go
+ * idle unsettled (evrt__exec_resume): no run-queue push and pop, no
+ * second worker pulling the stream's lines across, no wake-up.  A full
+ * note list is settled there, which notifies again: settles nest, at most
+ * three deep (then resumes queue as before).
  */
 #include "internal.h"
 
@@ -83,8 +91,21 @@ static EVRT_TLS struct unsettled {
   uint64_t seq;  /* done_seq we stored */
 } tls_unsettled[EVRT__UNSETTLED_MAX];
 
+static void settle_once(void);
+static EVRT_TLS int tls_settle_depth; /* settles in progress (nested) */
+
 void evrt__exec_settle_slow(void) {
+  /* Its notifies may pass waits inline (evrt__exec_resume), noting more
+   * streams: settle until none is left. */
+  while (evrt__tls_nunsettled)
+    settle_once();
+}
+
+static void settle_once(void) {
+  tls_settle_depth++;
+  struct unsettled u[EVRT__UNSETTLED_MAX];
   int n = evrt__tls_nunsettled;
+  memcpy(u, tls_unsettled, (size_t)n * sizeof u[0]);
   evrt__tls_nunsettled = 0;
   /* The one barrier: our done_seq and state stores before it, the loads of
    * wake_at, enq_seq and destroyed after it (the registrars, producers and
@@ -93,9 +114,9 @@ void evrt__exec_settle_slow(void) {
   struct evrt__stream *again[EVRT__UNSETTLED_MAX];
   int k = 0;
   for (int i = 0; i < n; i++) {
-    struct evrt__stream *s = tls_unsettled[i].s;
-    unsigned word = tls_unsettled[i].word;
-    uint64_t seq = tls_unsettled[i].seq;
+    struct evrt__stream *s = u[i].s;
+    unsigned word = u[i].word;
+    uint64_t seq = u[i].seq;
     if (atomic_load_explicit(&s->wake_at, memory_order_relaxed) <= seq)
       evrt__stream_notify(s, seq);
     if (atomic_load_explicit(&s->enq_seq, memory_order_relaxed) != seq) {
@@ -117,6 +138,64 @@ void evrt__exec_settle_slow(void) {
   /* Like a resume: the first one runs next on this warm worker. */
   int first = k > 0 && evrt__pool_push_local(again[0]);
   evrt__pool_push_many(again + first, k - first);
+  tls_settle_depth--;
+}
+
+/* `it`, the item after the head, is done: it becomes the head, and the
+ * previous head joins the finished items. */
+static inline void retire_head(struct evrt__stream *s, struct evrt__item *it) {
+  struct evrt__item *prev = s->head;
+  s->head = it;
+  if (prev != &s->stub) {
+    prev->next = NULL;
+    if (s->done_local_tail)
+      s->done_local_tail->next = prev;
+    else
+      s->done_local = prev;
+    s->done_local_tail = prev;
+    s->n_done_local++;
+  }
+}
+
+static void idle_unsettled(struct evrt__stream *s, uint64_t seq);
+
+bool evrt__exec_resume(struct evrt__stream *s) {
+  unsigned w = atomic_load_explicit(&s->state, memory_order_relaxed);
+  /* No trace events to write (run_wait writes them). */
+  if (EVRT__ST(w) != EVRT__S_PARKED || EVRT_TRACING())
+    return evrt__stream_try_queue(s);
+  if (evrt__tls_nunsettled == EVRT__UNSETTLED_MAX) {
+    /* Settling notifies, which may come back here: a dependency tree of
+     * fan-outs would nest settles as deep as it is.  Allow a few levels,
+     * then queue the rest the usual way. */
+    if (tls_settle_depth >= 3)
+      return evrt__stream_try_queue(s);
+    evrt__exec_settle_slow();
+  }
+  /* acq_rel: takes ownership, as try_queue's CAS to QUEUED does */
+  if (!atomic_compare_exchange_strong_explicit(
+          &s->state, &w, EVRT__ST_WITH(w, EVRT__S_RUNNING),
+          memory_order_acq_rel, memory_order_relaxed))
+    return evrt__stream_try_queue(s);
+  /* Ours now.  A plain stream wait, satisfied, with nothing behind it (a
+   * fan-out's streams): pass it here, as run_wait would, and go idle. */
+  struct evrt__item *it =
+      atomic_load_explicit(&s->head->qnext, memory_order_acquire);
+  if (it && it->kind == EVRT__ITEM_WAIT && it->dep_kind == EVRT__DEP_STREAM &&
+      it->phase == 1 && !it->deadline && !it->failed && it->u.ev.src &&
+      evrt__done(it->u.ev.src) >= it->u.ev.target &&
+      atomic_load_explicit(&it->u.ev.unlinked, memory_order_acquire) &&
+      !atomic_load_explicit(&it->qnext, memory_order_acquire)) {
+    retire_head(s, it);
+    idle_unsettled(s, it->seq);
+    return false;
+  }
+  /* Anything else runs on a worker as usual: queue it (a resume flag set
+   * meanwhile is moot, whoever runs it looks at the head afresh). */
+  w = atomic_load_explicit(&s->state, memory_order_relaxed);
+  atomic_store_explicit(&s->state, EVRT__ST_WITH(w, EVRT__S_QUEUED),
+                        memory_order_relaxed);
+  return true;
 }
 
 /* Out of work with other streams ready: go idle now, settle later. */
@@ -450,18 +529,7 @@ void evrt__exec_stream(struct evrt__stream *s) {
                        evrt__now_ns(),
                        it->kind >= EVRT__ITEM_RECORD ? it->u.ev.ev_id : 0,
                        it->kind >= EVRT__ITEM_RECORD ? it->u.ev.rec_no : 0);
-    /* `it` becomes the new head; the previous head is finished with. */
-    struct evrt__item *prev = s->head;
-    s->head = it;
-    if (prev != &s->stub) {
-      prev->next = NULL;
-      if (s->done_local_tail)
-        s->done_local_tail->next = prev;
-      else
-        s->done_local = prev;
-      s->done_local_tail = prev;
-      s->n_done_local++;
-    }
+    retire_head(s, it);
     uint64_t seq = it->seq;
     last = seq;
     if (it->kind != EVRT__ITEM_HOST_FUNC &&

@@ -220,8 +220,13 @@ void evrt__stream_notify(struct evrt__stream *s, uint64_t seq) {
         }
         waiter_unlink_locked(s, p, prev);
         owners[n++] = it->owner;
-        /* its state line is CASed after the lock is released */
+        /* its state line is CASed after the lock is released, and a
+         * plain wait with nothing behind it is passed right here
+         * (evrt__exec_resume): its completion line is written then, and
+         * enq_seq read when the worker settles it */
         evrt__prefetch_w(&it->owner->state);
+        evrt__prefetch_w(&it->owner->done_seq);
+        __builtin_prefetch(&it->owner->enq_seq, 0, 3);
         /* Last touch of the item (its owner may recycle it once it sees
          * this): tells the owner it need not take wlock to unlink it. */
         atomic_store_explicit(&it->u.ev.unlinked, true, memory_order_release);
@@ -259,7 +264,7 @@ void evrt__stream_notify(struct evrt__stream *s, uint64_t seq) {
     /* Queue them under one pool lock (see below for the one kept). */
     int k = 0;
     for (int i = 0; i < n; i++)
-      if (evrt__stream_try_queue(owners[i]))
+      if (evrt__exec_resume(owners[i]))
         owners[k++] = owners[i];
     /* A single resume (a chain of waits) is kept to run next on this warm
      * worker (evrt__pool_push_local); a fan-out goes to the run queue

@@ -3,7 +3,9 @@
  * that runs dry after a wait or record item while other streams are ready
  * goes idle with plain stores, and its worker settles it later with one
  * fence (notify missed waiters, take back a stream fed meanwhile, free one
- * destroyed meanwhile).  Each test makes many streams go idle that way at
+ * destroyed meanwhile); a notify passes a parked stream's satisfied wait
+ * itself when nothing is behind it and notes the stream the same way
+ * (evrt__exec_resume).  Each test makes many streams go idle that way at
  * once, behind a gate, and checks that nothing is lost: every parked host
  * and stream is woken, every item fed in the window runs, every destroyed
  * stream is freed (AddressSanitizer's leak check) and its slot reusable.
@@ -107,6 +109,43 @@ TEST(chain_beside_fanout_resumes_every_parked_stream) {
     ASSERT_OK(evrt_stream_destroy(c[i]));
     ASSERT_OK(evrt_event_destroy(ce[i]));
   }
+  ASSERT_OK(evrt_stream_destroy(s0));
+  ASSERT_OK(evrt_event_destroy(e0));
+}
+
+/* A comb of fan-outs: the 20 streams of each level wait on the first
+ * stream of the level above.  Passing a level's waits inline fills the
+ * worker's notes; settling them notifies the next level from inside the
+ * settle, and so on down: the nesting is bounded (exec.c), and every
+ * level must still complete. */
+TEST(comb_of_fanouts_nests_settles_and_completes) {
+  enum { L = 12, W = 20 };
+  evrt_stream_t s0, s[L][W];
+  evrt_event_t e0, e[L][W];
+  ASSERT_OK(evrt_stream_create(&s0, 0, 0, 0));
+  ASSERT_OK(evrt_event_create(&e0, EVRT_EVENT_DEFAULT));
+  for (int l = 0; l < L; l++)
+    for (int i = 0; i < W; i++) {
+      ASSERT_OK(evrt_stream_create(&s[l][i], 0, 0, 0));
+      ASSERT_OK(evrt_event_create(&e[l][i], EVRT_EVENT_BLOCKING_SYNC));
+    }
+  for (int r = 0; r < ROUNDS / 4; r++) {
+    close_gate(s0, e0);
+    for (int l = 0; l < L; l++)
+      for (int i = 0; i < W; i++) {
+        ASSERT_OK(evrt_stream_wait_event(s[l][i], l ? e[l - 1][0] : e0));
+        ASSERT_OK(evrt_event_record(e[l][i], s[l][i]));
+      }
+    atomic_store(&gate, 1);
+    for (int l = L - 1; l >= 0; l--)
+      for (int i = 0; i < W; i++)
+        ASSERT_OK(evrt_event_synchronize_timeout(e[l][i], LONG_NS));
+  }
+  for (int l = 0; l < L; l++)
+    for (int i = 0; i < W; i++) {
+      ASSERT_OK(evrt_stream_destroy(s[l][i]));
+      ASSERT_OK(evrt_event_destroy(e[l][i]));
+    }
   ASSERT_OK(evrt_stream_destroy(s0));
   ASSERT_OK(evrt_event_destroy(e0));
 }

@@ -202,6 +202,7 @@ void evrt__stream_notify(struct evrt__stream *s, uint64_t seq) {
    * an item may complete and be recycled by its own worker at any time. */
   enum { BATCH = 32 };
   struct evrt__stream *owners[BATCH];
+  bool alone[BATCH]; /* nothing was linked behind its wait */
   atomic_uint *wake[BATCH];
   for (;;) {
     int n = 0, nw = 0;
@@ -219,6 +220,7 @@ void evrt__stream_notify(struct evrt__stream *s, uint64_t seq) {
           break;
         }
         waiter_unlink_locked(s, p, prev);
+        alone[n] = !atomic_load_explicit(&it->qnext, memory_order_relaxed);
         owners[n++] = it->owner;
         /* its state line is CASed after the lock is released, and a
          * plain wait with nothing behind it is passed right here
@@ -264,7 +266,8 @@ void evrt__stream_notify(struct evrt__stream *s, uint64_t seq) {
     /* Queue them under one pool lock (see below for the one kept). */
     int k = 0;
     for (int i = 0; i < n; i++)
-      if (evrt__exec_resume(owners[i]))
+      if (alone[i] ? evrt__exec_resume(owners[i])
+                   : evrt__stream_try_queue(owners[i]))
         owners[k++] = owners[i];
     /* A single resume (a chain of waits) is kept to run next on this warm
      * worker (evrt__pool_push_local); a fan-out goes to the run queue

@@ -616,6 +616,8 @@ void evrt__exec_stream(struct evrt__stream *s);
  * long (user code, spinning, parking) and before taking more work. */
 extern EVRT_TLS int evrt__tls_nunsettled;
 void evrt__exec_settle_slow(void);
+/* A worker leaving (settled already): free its notes. */
+void evrt__exec_thread_exit(void);
 static inline void evrt__exec_settle(void) {
   if (EVRT_UNLIKELY(evrt__tls_nunsettled))
     evrt__exec_settle_slow();

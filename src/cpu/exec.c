@@ -85,11 +85,30 @@ static void flush_done(struct evrt__stream *s) {
 
 #define EVRT__UNSETTLED_MAX 16
 EVRT_TLS int evrt__tls_nunsettled;
-static EVRT_TLS struct unsettled {
+struct unsettled {
   struct evrt__stream *s;
   unsigned word; /* the IDLE state word we stored */
   uint64_t seq;  /* done_seq we stored */
-} tls_unsettled[EVRT__UNSETTLED_MAX];
+};
+/* On the heap, allocated by the worker at its first unsettled idle: the
+ * library's initial-exec TLS must stay small, or a process cannot dlopen
+ * it (or two copies of it) once its static TLS surplus is spent.  NULL
+ * (no memory): streams go idle the settled way. */
+static EVRT_TLS struct unsettled *tls_unsettled;
+
+static bool have_notes(void) {
+  if (EVRT_LIKELY(tls_unsettled != NULL))
+    return true;
+  tls_unsettled = evrt__malloc(EVRT__UNSETTLED_MAX * sizeof *tls_unsettled);
+  return tls_unsettled != NULL;
+}
+
+void evrt__exec_thread_exit(void) {
+  /* Called under the pool lock, after the worker settled (before its last
+   * pop or park): nothing is noted. */
+  evrt__free(tls_unsettled);
+  tls_unsettled = NULL;
+}
 
 static void settle_once(void);
 static EVRT_TLS int tls_settle_depth; /* settles in progress (nested) */
@@ -162,7 +181,7 @@ static void idle_unsettled(struct evrt__stream *s, uint64_t seq);
 bool evrt__exec_resume(struct evrt__stream *s) {
   unsigned w = atomic_load_explicit(&s->state, memory_order_relaxed);
   /* No trace events to write (run_wait writes them). */
-  if (EVRT__ST(w) != EVRT__S_PARKED || EVRT_TRACING())
+  if (EVRT__ST(w) != EVRT__S_PARKED || EVRT_TRACING() || !have_notes())
     return evrt__stream_try_queue(s);
   if (evrt__tls_nunsettled == EVRT__UNSETTLED_MAX) {
     /* Settling notifies, which may come back here: a dependency tree of
@@ -534,7 +553,7 @@ void evrt__exec_stream(struct evrt__stream *s) {
     last = seq;
     if (it->kind != EVRT__ITEM_HOST_FUNC &&
         !atomic_load_explicit(&it->qnext, memory_order_relaxed) &&
-        evrt__pool_has_ready()) {
+        evrt__pool_has_ready() && have_notes()) {
       /* Out of work, and others are ready: no spin for more, go idle
        * (unsettled, see the top of the file).  Not after a host function:
        * its producer usually feeds the stream again at once, and the

@@ -304,6 +304,7 @@ void evrt__pool_flush_local(void) {
 void evrt__pool_push(struct evrt__stream *s) { evrt__pool_push_many(&s, 1); }
 
 static void worker_exit_locked(struct evrt__worker *w) {
+  evrt__exec_thread_exit(); /* settled before its last pop or park */
   free_deferred(UINT32_MAX);
   P.nworkers--;
   if (P.nworkers == 0)

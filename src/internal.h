@@ -437,12 +437,12 @@ struct evrt__stream {
   uint32_t n_returned; /* items this owner put in `returned` (an estimate) */
   /* --- completion */
   _Alignas(64) atomic_uint_least64_t done_seq;
-  /* Smallest target of any registered waiter (UINT64_MAX: none); the
+  /* Smallest target of any registered waiter (EVRT__WAKE_NONE: none); the
    * worker calls evrt__stream_notify only when done_seq reaches it, so a
-   * host parked on a far target costs no wake-up per completion.  Lowered
-   * by registrations and recomputed by notify, both under wlock. */
+   * host parked on a far target costs no wake-up per completion.  Bit 63
+   * (EVRT__WLOCK) is the lock of the waiter lists below, "wlock": a
+   * registrar takes it and lowers the target in one CAS (wait.c). */
   atomic_uint_least64_t wake_at;
-  evrt__spin_t wlock;
   /* Parked wait items bound to this stream, in registration order (a
    * fan-out resumes its streams in the order they waited). */
   struct evrt__item *waiters, *waiters_tail;
@@ -468,6 +468,13 @@ static inline struct evrt__stream *evrt__stream_get(evrt_stream_t h) {
 }
 static inline evrt_stream_t evrt__stream_handle(struct evrt__stream *s) {
   return (evrt_stream_t)evrt__handle_of(&evrt__streams, &s->hdr);
+}
+#define EVRT__WLOCK (1ull << 63)
+#define EVRT__WAKE_NONE (EVRT__WLOCK - 1)
+/* The smallest registered target (wake_at without its lock bit). */
+static inline uint64_t evrt__wake_target(struct evrt__stream *s,
+                                         memory_order mo) {
+  return atomic_load_explicit(&s->wake_at, mo) & ~EVRT__WLOCK;
 }
 static inline uint64_t evrt__done(struct evrt__stream *s) {
   return atomic_load_explicit(&s->done_seq, memory_order_acquire);
@@ -634,6 +641,9 @@ void evrt__stream_notify(struct evrt__stream *s, uint64_t seq);
  * is already satisfied (then nothing was registered). */
 bool evrt__stream_add_waiter(struct evrt__item *it);
 void evrt__stream_remove_waiter(struct evrt__item *it);
+/* A new incarnation of a stream slot: empty waiter lists (under wlock: a
+ * waiter of the previous incarnation may still look at them). */
+void evrt__stream_waiters_reset(struct evrt__stream *s);
 /* src/cpu/timer.c: resume it->owner at it->deadline. */
 evrt_status_t evrt__timer_arm(struct evrt__item *it);
 void evrt__timer_cancel(struct evrt__item *it);

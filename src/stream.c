@@ -42,14 +42,7 @@ evrt_status_t evrt__stream_new(int device, int priority, bool is_default,
   s->done_local = s->done_local_tail = NULL;
   s->n_done_local = 0;
   s->n_returned = 0;
-  /* The waiter list of a drained stream is empty, but a waiter of the
-   * previous incarnation may still look at it (evrt__stream_remove_waiter,
-   * under wlock): initialize it under the same lock. */
-  evrt__spin_lock(&s->wlock);
-  s->waiters = s->waiters_tail = NULL;
-  s->hwaiters = NULL;
-  atomic_store_explicit(&s->wake_at, UINT64_MAX, memory_order_relaxed);
-  evrt__spin_unlock(&s->wlock);
+  evrt__stream_waiters_reset(s);
   atomic_store_explicit(&s->wait_failures, 0, memory_order_relaxed);
   s->device = device;
   s->priority = priority < 0 ? -1 : 0;

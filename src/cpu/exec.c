@@ -136,7 +136,7 @@ static void settle_once(void) {
     struct evrt__stream *s = u[i].s;
     unsigned word = u[i].word;
     uint64_t seq = u[i].seq;
-    if (atomic_load_explicit(&s->wake_at, memory_order_relaxed) <= seq)
+    if (evrt__wake_target(s, memory_order_relaxed) <= seq)
       evrt__stream_notify(s, seq);
     if (atomic_load_explicit(&s->enq_seq, memory_order_relaxed) != seq) {
       /* Fed meanwhile.  Fails if its producer queued it (its new owner runs
@@ -563,8 +563,7 @@ void evrt__exec_stream(struct evrt__stream *s) {
     }
     /* seq_cst: the Dekker pair with waiters (wait.c) */
     atomic_store_explicit(&s->done_seq, seq, memory_order_seq_cst);
-    if (EVRT_UNLIKELY(seq >= atomic_load_explicit(&s->wake_at,
-                                                  memory_order_seq_cst)))
+    if (EVRT_UNLIKELY(seq >= evrt__wake_target(s, memory_order_seq_cst)))
       evrt__stream_notify(s, seq);
     if (s->n_done_local >= EVRT__RETURN_BATCH)
       flush_done(s);

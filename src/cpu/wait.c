@@ -3,14 +3,16 @@
  * reach a seq (spin briefly, then park), and streams parked on another
  * stream's progress.
  *
- * Locks: stream.wlock only (a leaf).  Streams and host threads found
- * satisfied under it are resumed / woken after it is released.
+ * Locks: stream.wlock only (a leaf), which is bit 63 of stream.wake_at.
+ * Streams and host threads found satisfied under it are resumed / woken
+ * after it is released.
  *
  * Waiters register under wlock with their target: stream waits link their
  * WAIT item on `waiters`, host threads link a struct evrt__hwaiter (on their
  * own stack) on `hwaiters` and sleep on its private futex word.  wake_at is
- * the smallest registered target.  The Dekker pair: a registrar stores
- * wake_at (seq_cst) and then re-reads done_seq (seq_cst); the worker stores
+ * the smallest registered target.  The Dekker pair: a registrar lowers
+ * wake_at with the same seq_cst CAS that takes wlock and then re-reads
+ * done_seq (seq_cst); the worker stores
  * done_seq (seq_cst) and then reads wake_at (seq_cst).  At least one sees the
  * other, so a waiter is never missed; a worker whose waiters are all further
  * ahead pays one load per item and no lock, and a parked host is woken once,
@@ -21,6 +23,7 @@
  */
 #include "internal.h"
 
+#include <sched.h>
 #include <stdlib.h>
 
 struct evrt__hwaiter {
@@ -48,12 +51,61 @@ uint64_t evrt__spin_budget_ns(void) {
   return b - 1;
 }
 
-/* Caller holds s->wlock. */
-static inline void lower_wake_at_locked(struct evrt__stream *s, uint64_t t) {
-  uint64_t cur = atomic_load_explicit(&s->wake_at, memory_order_relaxed);
-  /* seq_cst even when unchanged: the registrar's half of the Dekker pair
-   * (store wake_at, then read done_seq) */
-  atomic_store_explicit(&s->wake_at, t < cur ? t : cur, memory_order_seq_cst);
+/* wlock is bit 63 of wake_at (internal.h).  Taking it is one CAS that may
+ * also lower the target: seq_cst, the registrar's half of the Dekker pair
+ * (lower wake_at, then read done_seq), so that registering costs one
+ * locked instruction where a lock and an exchange of wake_at were two (a
+ * chained wait registers at every hop).  Only the holder writes the word
+ * while the bit is set. */
+static __attribute__((noinline)) void wlock_slow(struct evrt__stream *s,
+                                                 uint64_t t) {
+  for (unsigned n = 0;; n++) {
+    uint64_t w = atomic_load_explicit(&s->wake_at, memory_order_relaxed);
+    if (!(w & EVRT__WLOCK) &&
+        atomic_compare_exchange_weak_explicit(
+            &s->wake_at, &w, (t < w ? t : w) | EVRT__WLOCK,
+            memory_order_seq_cst, memory_order_relaxed))
+      return;
+    /* On 2 cores the holder may be preempted: yield instead of burning the
+     * core it needs. */
+    if (n < 64)
+      evrt__cpu_relax();
+    else
+      sched_yield();
+  }
+}
+
+/* Lock s's waiter lists, lowering wake_at to t (EVRT__WAKE_NONE: as is). */
+static inline void wlock_lower(struct evrt__stream *s, uint64_t t) {
+  uint64_t w = atomic_load_explicit(&s->wake_at, memory_order_relaxed);
+  if (EVRT_LIKELY(!(w & EVRT__WLOCK)) &&
+      atomic_compare_exchange_weak_explicit(
+          &s->wake_at, &w, (t < w ? t : w) | EVRT__WLOCK,
+          memory_order_seq_cst, memory_order_relaxed))
+    return;
+  wlock_slow(s, t);
+}
+
+static inline void wlock(struct evrt__stream *s) {
+  wlock_lower(s, EVRT__WAKE_NONE);
+}
+
+/* Unlock, wake_at as it is (release: the lists). */
+static inline void wunlock(struct evrt__stream *s) {
+  uint64_t w = atomic_load_explicit(&s->wake_at, memory_order_relaxed);
+  atomic_store_explicit(&s->wake_at, w & ~EVRT__WLOCK, memory_order_release);
+}
+
+/* Unlock with a new target (notify's recomputation). */
+static inline void wunlock_set(struct evrt__stream *s, uint64_t t) {
+  atomic_store_explicit(&s->wake_at, t, memory_order_release);
+}
+
+void evrt__stream_waiters_reset(struct evrt__stream *s) {
+  wlock(s);
+  s->waiters = s->waiters_tail = NULL;
+  s->hwaiters = NULL;
+  wunlock_set(s, EVRT__WAKE_NONE);
 }
 
 /* Caller holds s->wlock: unlink hw if notify has not already. */
@@ -113,11 +165,10 @@ evrt_status_t evrt__wait_seq(struct evrt__stream *s, uint64_t target,
   evrt_status_t r = EVRT_SUCCESS;
   struct evrt__hwaiter hw = {.next = NULL, .target = target};
   atomic_init(&hw.futex, 0);
-  evrt__spin_lock(&s->wlock);
+  wlock_lower(s, target);
   hw.next = s->hwaiters;
   s->hwaiters = &hw;
-  lower_wake_at_locked(s, target);
-  evrt__spin_unlock(&s->wlock);
+  wunlock(s);
   for (;;) {
     /* acquire: notify sets the word after done_seq reached the target */
     if (atomic_load_explicit(&hw.futex, memory_order_acquire))
@@ -138,10 +189,10 @@ evrt_status_t evrt__wait_seq(struct evrt__stream *s, uint64_t target,
   if (!atomic_load_explicit(&hw.futex, memory_order_acquire)) {
     /* Leaving without notify's help (reached at registration, or timed
      * out): take ourselves off the list before the frame goes away. */
-    evrt__spin_lock(&s->wlock);
+    wlock(s);
     if (!atomic_load_explicit(&hw.futex, memory_order_relaxed))
       hw_unlink_locked(s, &hw);
-    evrt__spin_unlock(&s->wlock);
+    wunlock(s);
     /* A notify that ran meanwhile means the target was reached after all. */
     if (r == EVRT_ERROR_TIMEOUT && evrt__done(s) >= target)
       r = EVRT_SUCCESS;
@@ -162,7 +213,14 @@ static inline void waiter_unlink_locked(struct evrt__stream *src,
 
 bool evrt__stream_add_waiter(struct evrt__item *it) {
   struct evrt__stream *src = it->u.ev.src;
-  evrt__spin_lock(&src->wlock);
+  wlock_lower(src, it->u.ev.target);
+  if (atomic_load_explicit(&src->done_seq, memory_order_seq_cst) >=
+      it->u.ev.target) {
+    /* Reached already: not registered (wake_at stays low: the next notify
+     * recomputes it). */
+    wunlock(src);
+    return false;
+  }
   atomic_store_explicit(&it->u.ev.unlinked, false, memory_order_relaxed);
   it->u.ev.wnext = NULL;
   struct evrt__item *prev = src->waiters_tail;
@@ -171,21 +229,13 @@ bool evrt__stream_add_waiter(struct evrt__item *it) {
   else
     src->waiters = it;
   src->waiters_tail = it;
-  lower_wake_at_locked(src, it->u.ev.target);
-  if (atomic_load_explicit(&src->done_seq, memory_order_seq_cst) >=
-      it->u.ev.target) {
-    /* (wake_at stays low: the next notify recomputes it) */
-    waiter_unlink_locked(src, prev ? &prev->u.ev.wnext : &src->waiters, prev);
-    evrt__spin_unlock(&src->wlock);
-    return false;
-  }
-  evrt__spin_unlock(&src->wlock);
+  wunlock(src);
   return true;
 }
 
 void evrt__stream_remove_waiter(struct evrt__item *it) {
   struct evrt__stream *src = it->u.ev.src;
-  evrt__spin_lock(&src->wlock);
+  wlock(src);
   struct evrt__item *prev = NULL;
   for (struct evrt__item **p = &src->waiters; *p; p = &(*p)->u.ev.wnext) {
     if (*p == it) {
@@ -194,7 +244,7 @@ void evrt__stream_remove_waiter(struct evrt__item *it) {
     }
     prev = *p;
   }
-  evrt__spin_unlock(&src->wlock);
+  wunlock(src);
 }
 
 void evrt__stream_notify(struct evrt__stream *s, uint64_t seq) {
@@ -207,8 +257,8 @@ void evrt__stream_notify(struct evrt__stream *s, uint64_t seq) {
   for (;;) {
     int n = 0, nw = 0;
     bool more = false;
-    uint64_t min = UINT64_MAX;
-    evrt__spin_lock(&s->wlock);
+    uint64_t min = EVRT__WAKE_NONE;
+    wlock(s);
     struct evrt__item *prev = NULL;
     for (struct evrt__item **p = &s->waiters; *p;) {
       struct evrt__item *it = *p;
@@ -259,8 +309,7 @@ void evrt__stream_notify(struct evrt__stream *s, uint64_t seq) {
       min = seq; /* not scanned to the end: keep notify coming */
     /* Registrations made before we took the lock are in the lists; later
      * ones lower wake_at themselves. */
-    atomic_store_explicit(&s->wake_at, min, memory_order_release);
-    evrt__spin_unlock(&s->wlock);
+    wunlock_set(s, min);
     for (int i = 0; i < nw; i++)
       evrt__futex_wake(wake[i], 1, 0);
     /* Queue them under one pool lock (see below for the one kept). */

@@ -610,6 +610,7 @@ void evrt__pool_flush_local(void);
  * it); otherwise note the resume for its owner. */
 bool evrt__stream_try_queue(struct evrt__stream *s);
 bool evrt__pool_has_ready(void);
+bool evrt__pool_on_worker(void); /* the calling thread is a pool worker */
 /* Free a ->next-linked list of finished items later, when this worker runs
  * out of work (at once past a bound). Worker threads only. */
 void evrt__pool_defer_free(struct evrt__item *head, struct evrt__item *tail,
@@ -635,7 +636,9 @@ static inline void evrt__exec_settle(void) {
 bool evrt__exec_resume(struct evrt__stream *s);
 /* Resume a parked stream (any thread, no lock held). */
 void evrt__stream_resume(struct evrt__stream *s);
-/* The stream just completed items up to seq; waiters are registered. */
+/* Resume and wake the waiters whose target is <= seq (seq <= done_seq): a
+ * worker after completing items, a settle, or whoever frees the stream
+ * (any thread). */
 void evrt__stream_notify(struct evrt__stream *s, uint64_t seq);
 /* Register a parked wait item on its source stream; false if the dependency
  * is already satisfied (then nothing was registered). */

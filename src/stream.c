@@ -70,7 +70,12 @@ void evrt__items_free(struct evrt__item *it) {
 }
 
 void evrt__stream_free(struct evrt__stream *s) {
-  /* The caller won the CAS to DEAD: nobody runs or schedules the stream. */
+  /* The caller won the CAS to DEAD: nobody runs or schedules the stream.
+   * Its worker may have let it go idle unsettled (src/cpu/exec.c) and not
+   * yet notified its waiters: do it now, before a new incarnation of the
+   * slot empties the waiter lists (waiters lost that way hung evrt-stress
+   * under ASan).  Drained, so every registered target is reached. */
+  evrt__stream_notify(s, evrt__done(s));
   if (s->head != &s->stub)
     evrt__free(s->head);
   s->head = &s->stub;

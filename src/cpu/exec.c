@@ -180,8 +180,11 @@ static void idle_unsettled(struct evrt__stream *s, uint64_t seq);
 
 bool evrt__exec_resume(struct evrt__stream *s) {
   unsigned w = atomic_load_explicit(&s->state, memory_order_relaxed);
-  /* No trace events to write (run_wait writes them). */
-  if (EVRT__ST(w) != EVRT__S_PARKED || EVRT_TRACING() || !have_notes())
+  /* Workers only (a destroy frees a stream, and notifies, on the host's
+   * thread, which never settles); no trace events to write (run_wait
+   * writes them). */
+  if (EVRT__ST(w) != EVRT__S_PARKED || !evrt__pool_on_worker() ||
+      EVRT_TRACING() || !have_notes())
     return evrt__stream_try_queue(s);
   if (evrt__tls_nunsettled == EVRT__UNSETTLED_MAX) {
     /* Settling notifies, which may come back here: a dependency tree of

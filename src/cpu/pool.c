@@ -518,6 +518,8 @@ void evrt__pool_shutdown(void) {
     pthread_join(P.monitor, NULL);
 }
 
+bool evrt__pool_on_worker(void) { return tls_worker != NULL; }
+
 bool evrt__pool_has_ready(void) {
   return atomic_load_explicit(&P.rq_len, memory_order_relaxed) != 0;
 }

@@ -150,6 +150,53 @@ TEST(comb_of_fanouts_nests_settles_and_completes) {
   ASSERT_OK(evrt_event_destroy(e0));
 }
 
+/* The bug this found (evrt-stress under ASan, ~1 run in 5: a host parked
+ * for ever, an event left NOT_READY): a stream that went idle unsettled
+ * was destroyed and freed by the host before its worker settled it, and a
+ * create reused the slot, emptying its waiter lists; the streams and hosts
+ * waiting on it were never resumed.  Whoever frees a stream now notifies
+ * its waiters first.  Here every round destroys the waited-on streams the
+ * moment the gate opens and creates as many in their slots, while other
+ * streams and the host wait on them. */
+TEST(waiters_survive_destroy_and_slot_reuse_in_the_window) {
+  enum { D = 64 };
+  evrt_stream_t s0, d[D], w[D];
+  evrt_event_t e0, ed[D];
+  ASSERT_OK(evrt_stream_create(&s0, 0, 0, 0));
+  ASSERT_OK(evrt_event_create(&e0, EVRT_EVENT_DEFAULT));
+  for (int i = 0; i < D; i++) {
+    ASSERT_OK(evrt_stream_create(&w[i], 0, 0, 0));
+    ASSERT_OK(evrt_event_create(&ed[i], EVRT_EVENT_BLOCKING_SYNC));
+  }
+  for (int r = 0; r < ROUNDS; r++) {
+    for (int i = 0; i < D; i++)
+      ASSERT_OK(evrt_stream_create(&d[i], 0, 0, 0));
+    close_gate(s0, e0);
+    for (int i = 0; i < D; i++) {
+      ASSERT_OK(evrt_stream_wait_event(d[i], e0));
+      ASSERT_OK(evrt_event_record(ed[i], d[i]));
+      ASSERT_OK(evrt_stream_wait_event(w[i], ed[i]));
+    }
+    atomic_store(&gate, 1);
+    for (int i = 0; i < D; i++) {
+      ASSERT_OK(evrt_stream_destroy(d[i]));
+      ASSERT_OK(evrt_stream_create(&d[i], 0, 0, 0)); /* likely its slot */
+    }
+    for (int i = 0; i < D; i++) {
+      ASSERT_OK(evrt_event_synchronize_timeout(ed[i], LONG_NS));
+      ASSERT_OK(evrt_stream_synchronize_timeout(w[i], LONG_NS));
+    }
+    for (int i = 0; i < D; i++)
+      ASSERT_OK(evrt_stream_destroy(d[i]));
+  }
+  for (int i = 0; i < D; i++) {
+    ASSERT_OK(evrt_stream_destroy(w[i]));
+    ASSERT_OK(evrt_event_destroy(ed[i]));
+  }
+  ASSERT_OK(evrt_stream_destroy(s0));
+  ASSERT_OK(evrt_event_destroy(e0));
+}
+
 static atomic_int ran;
 static void count(void *p) {
   (void)p;

@@ -83,6 +83,28 @@ static void flush_done(struct evrt__stream *s) {
   evrt__pool_defer_free(batch, tail, n);
 }
 
+/* After storing the IDLE word `mine` with done_seq at `last`, and a full
+ * barrier between that store and these loads (mo: seq_cst loads, or
+ * relaxed ones after a seq_cst fence): a stream a producer fed meanwhile is
+ * taken back into state `back` (true: the caller owns it again); a drained
+ * one destroyed meanwhile is freed.  Both are CASes that expect exactly
+ * `mine`: they fail if a producer queued the stream (its new owner runs
+ * it) or if it changed hands and incarnation since. */
+static bool after_idle(struct evrt__stream *s, unsigned mine, uint64_t last,
+                       int back, memory_order mo) {
+  unsigned exp = mine;
+  if (atomic_load_explicit(&s->enq_seq, mo) != last)
+    return atomic_compare_exchange_strong_explicit(
+        &s->state, &exp, EVRT__ST_WITH(mine, back), memory_order_acq_rel,
+        memory_order_relaxed);
+  if (atomic_load_explicit(&s->destroyed, mo) &&
+      atomic_compare_exchange_strong_explicit(
+          &s->state, &exp, EVRT__ST_WITH(mine, EVRT__S_DEAD),
+          memory_order_acq_rel, memory_order_relaxed))
+    evrt__stream_free(s);
+  return false;
+}
+
 #define EVRT__UNSETTLED_MAX 16
 EVRT_TLS int evrt__tls_nunsettled;
 struct unsettled {
@@ -134,25 +156,11 @@ static void settle_once(void) {
   int k = 0;
   for (int i = 0; i < n; i++) {
     struct evrt__stream *s = u[i].s;
-    unsigned word = u[i].word;
-    uint64_t seq = u[i].seq;
-    if (evrt__wake_target(s, memory_order_relaxed) <= seq)
-      evrt__stream_notify(s, seq);
-    if (atomic_load_explicit(&s->enq_seq, memory_order_relaxed) != seq) {
-      /* Fed meanwhile.  Fails if its producer queued it (its new owner runs
-       * it) or if it changed hands and incarnation since. */
-      unsigned exp = word;
-      if (atomic_compare_exchange_strong_explicit(
-              &s->state, &exp, EVRT__ST_WITH(word, EVRT__S_QUEUED),
-              memory_order_acq_rel, memory_order_relaxed))
-        again[k++] = s;
-    } else if (atomic_load_explicit(&s->destroyed, memory_order_relaxed)) {
-      unsigned exp = word;
-      if (atomic_compare_exchange_strong_explicit(
-              &s->state, &exp, EVRT__ST_WITH(word, EVRT__S_DEAD),
-              memory_order_acq_rel, memory_order_relaxed))
-        evrt__stream_free(s);
-    }
+    if (evrt__wake_target(s, memory_order_relaxed) <= u[i].seq)
+      evrt__stream_notify(s, u[i].seq);
+    if (after_idle(s, u[i].word, u[i].seq, EVRT__S_QUEUED,
+                   memory_order_relaxed))
+      again[k++] = s;
   }
   /* Like a resume: the first one runs next on this warm worker. */
   int first = k > 0 && evrt__pool_push_local(again[0]);
@@ -472,24 +480,7 @@ static bool give_up(struct evrt__stream *s, int to, uint64_t last) {
   unsigned mine =
       EVRT__ST_WITH(atomic_load_explicit(&s->state, memory_order_relaxed), to);
   atomic_store_explicit(&s->state, mine, memory_order_seq_cst);
-  bool again = atomic_load_explicit(&s->enq_seq, memory_order_seq_cst) != last;
-  if (again) {
-    unsigned exp = mine;
-    /* Fails if a producer queued it (its new owner runs it), or if it was
-     * destroyed and freed meanwhile. */
-    return atomic_compare_exchange_strong_explicit(
-        &s->state, &exp, EVRT__ST_WITH(mine, EVRT__S_RUNNING),
-        memory_order_acq_rel, memory_order_relaxed);
-  }
-  if (to == EVRT__S_IDLE &&
-      atomic_load_explicit(&s->destroyed, memory_order_seq_cst)) {
-    unsigned exp = mine;
-    if (atomic_compare_exchange_strong_explicit(
-            &s->state, &exp, EVRT__ST_WITH(mine, EVRT__S_DEAD),
-            memory_order_acq_rel, memory_order_relaxed))
-      evrt__stream_free(s);
-  }
-  return false;
+  return after_idle(s, mine, last, EVRT__S_RUNNING, memory_order_seq_cst);
 }
 
 void evrt__exec_stream(struct evrt__stream *s) {

@@ -36,17 +36,32 @@ static void close_gate(evrt_stream_t s0, evrt_event_t e0) {
   ASSERT_OK(evrt_event_record(e0, s0));
 }
 
+/* n streams, and an event with `flags` beside each.  (ASSERT returns from
+ * here: callers check test_failed_now_.) */
+static void pairs_create(evrt_stream_t *s, evrt_event_t *e, int n,
+                         unsigned flags) {
+  for (int i = 0; i < n; i++) {
+    ASSERT_OK(evrt_stream_create(&s[i], 0, 0, 0));
+    ASSERT_OK(evrt_event_create(&e[i], flags));
+  }
+}
+
+static void pairs_destroy(evrt_stream_t *s, evrt_event_t *e, int n) {
+  for (int i = 0; i < n; i++) {
+    ASSERT_OK(evrt_stream_destroy(s[i]));
+    ASSERT_OK(evrt_event_destroy(e[i]));
+  }
+}
+
 /* Blocking-sync events: the host parks at once and depends on the notify
  * that a settle makes for the stream it waits on. */
 TEST(fanout_wakes_every_parked_host) {
   evrt_stream_t s0, s[N];
   evrt_event_t e0, e[N];
-  ASSERT_OK(evrt_stream_create(&s0, 0, 0, 0));
-  ASSERT_OK(evrt_event_create(&e0, EVRT_EVENT_DEFAULT));
-  for (int i = 0; i < N; i++) {
-    ASSERT_OK(evrt_stream_create(&s[i], 0, 0, 0));
-    ASSERT_OK(evrt_event_create(&e[i], EVRT_EVENT_BLOCKING_SYNC));
-  }
+  pairs_create(&s0, &e0, 1, EVRT_EVENT_DEFAULT);
+  pairs_create(s, e, N, EVRT_EVENT_BLOCKING_SYNC);
+  if (test_failed_now_)
+    return;
   for (int r = 0; r < ROUNDS; r++) {
     close_gate(s0, e0);
     for (int i = 0; i < N; i++) {
@@ -61,12 +76,8 @@ TEST(fanout_wakes_every_parked_host) {
       ASSERT_OK(evrt_event_synchronize_timeout(e[i], LONG_NS));
     }
   }
-  for (int i = 0; i < N; i++) {
-    ASSERT_OK(evrt_stream_destroy(s[i]));
-    ASSERT_OK(evrt_event_destroy(e[i]));
-  }
-  ASSERT_OK(evrt_stream_destroy(s0));
-  ASSERT_OK(evrt_event_destroy(e0));
+  pairs_destroy(s, e, N);
+  pairs_destroy(&s0, &e0, 1);
 }
 
 /* A chain c[0] -> c[1] -> ... parks each link on the previous one while a
@@ -76,16 +87,11 @@ TEST(chain_beside_fanout_resumes_every_parked_stream) {
   enum { C = 32 };
   evrt_stream_t s0, s[N], c[C];
   evrt_event_t e0, e[N], ce[C];
-  ASSERT_OK(evrt_stream_create(&s0, 0, 0, 0));
-  ASSERT_OK(evrt_event_create(&e0, EVRT_EVENT_DEFAULT));
-  for (int i = 0; i < N; i++) {
-    ASSERT_OK(evrt_stream_create(&s[i], 0, 0, 0));
-    ASSERT_OK(evrt_event_create(&e[i], EVRT_EVENT_DEFAULT));
-  }
-  for (int i = 0; i < C; i++) {
-    ASSERT_OK(evrt_stream_create(&c[i], 0, 0, 0));
-    ASSERT_OK(evrt_event_create(&ce[i], EVRT_EVENT_BLOCKING_SYNC));
-  }
+  pairs_create(&s0, &e0, 1, EVRT_EVENT_DEFAULT);
+  pairs_create(s, e, N, EVRT_EVENT_DEFAULT);
+  pairs_create(c, ce, C, EVRT_EVENT_BLOCKING_SYNC);
+  if (test_failed_now_)
+    return;
   for (int r = 0; r < ROUNDS; r++) {
     close_gate(s0, e0);
     for (int i = 0; i < C; i++) {
@@ -101,16 +107,9 @@ TEST(chain_beside_fanout_resumes_every_parked_stream) {
     for (int i = 0; i < N; i++)
       ASSERT_OK(evrt_event_synchronize_timeout(e[i], LONG_NS));
   }
-  for (int i = 0; i < N; i++) {
-    ASSERT_OK(evrt_stream_destroy(s[i]));
-    ASSERT_OK(evrt_event_destroy(e[i]));
-  }
-  for (int i = 0; i < C; i++) {
-    ASSERT_OK(evrt_stream_destroy(c[i]));
-    ASSERT_OK(evrt_event_destroy(ce[i]));
-  }
-  ASSERT_OK(evrt_stream_destroy(s0));
-  ASSERT_OK(evrt_event_destroy(e0));
+  pairs_destroy(s, e, N);
+  pairs_destroy(c, ce, C);
+  pairs_destroy(&s0, &e0, 1);
 }
 
 /* A comb of fan-outs: the 20 streams of each level wait on the first
@@ -122,13 +121,10 @@ TEST(comb_of_fanouts_nests_settles_and_completes) {
   enum { L = 12, W = 20 };
   evrt_stream_t s0, s[L][W];
   evrt_event_t e0, e[L][W];
-  ASSERT_OK(evrt_stream_create(&s0, 0, 0, 0));
-  ASSERT_OK(evrt_event_create(&e0, EVRT_EVENT_DEFAULT));
-  for (int l = 0; l < L; l++)
-    for (int i = 0; i < W; i++) {
-      ASSERT_OK(evrt_stream_create(&s[l][i], 0, 0, 0));
-      ASSERT_OK(evrt_event_create(&e[l][i], EVRT_EVENT_BLOCKING_SYNC));
-    }
+  pairs_create(&s0, &e0, 1, EVRT_EVENT_DEFAULT);
+  pairs_create(&s[0][0], &e[0][0], L * W, EVRT_EVENT_BLOCKING_SYNC);
+  if (test_failed_now_)
+    return;
   for (int r = 0; r < ROUNDS / 4; r++) {
     close_gate(s0, e0);
     for (int l = 0; l < L; l++)
@@ -141,13 +137,8 @@ TEST(comb_of_fanouts_nests_settles_and_completes) {
       for (int i = 0; i < W; i++)
         ASSERT_OK(evrt_event_synchronize_timeout(e[l][i], LONG_NS));
   }
-  for (int l = 0; l < L; l++)
-    for (int i = 0; i < W; i++) {
-      ASSERT_OK(evrt_stream_destroy(s[l][i]));
-      ASSERT_OK(evrt_event_destroy(e[l][i]));
-    }
-  ASSERT_OK(evrt_stream_destroy(s0));
-  ASSERT_OK(evrt_event_destroy(e0));
+  pairs_destroy(&s[0][0], &e[0][0], L * W);
+  pairs_destroy(&s0, &e0, 1);
 }
 
 /* The bug this found (evrt-stress under ASan, ~1 run in 5: a host parked
@@ -162,12 +153,10 @@ TEST(waiters_survive_destroy_and_slot_reuse_in_the_window) {
   enum { D = 64 };
   evrt_stream_t s0, d[D], w[D];
   evrt_event_t e0, ed[D];
-  ASSERT_OK(evrt_stream_create(&s0, 0, 0, 0));
-  ASSERT_OK(evrt_event_create(&e0, EVRT_EVENT_DEFAULT));
-  for (int i = 0; i < D; i++) {
-    ASSERT_OK(evrt_stream_create(&w[i], 0, 0, 0));
-    ASSERT_OK(evrt_event_create(&ed[i], EVRT_EVENT_BLOCKING_SYNC));
-  }
+  pairs_create(&s0, &e0, 1, EVRT_EVENT_DEFAULT);
+  pairs_create(w, ed, D, EVRT_EVENT_BLOCKING_SYNC);
+  if (test_failed_now_)
+    return;
   for (int r = 0; r < ROUNDS; r++) {
     for (int i = 0; i < D; i++)
       ASSERT_OK(evrt_stream_create(&d[i], 0, 0, 0));
@@ -189,12 +178,8 @@ TEST(waiters_survive_destroy_and_slot_reuse_in_the_window) {
     for (int i = 0; i < D; i++)
       ASSERT_OK(evrt_stream_destroy(d[i]));
   }
-  for (int i = 0; i < D; i++) {
-    ASSERT_OK(evrt_stream_destroy(w[i]));
-    ASSERT_OK(evrt_event_destroy(ed[i]));
-  }
-  ASSERT_OK(evrt_stream_destroy(s0));
-  ASSERT_OK(evrt_event_destroy(e0));
+  pairs_destroy(w, ed, D);
+  pairs_destroy(&s0, &e0, 1);
 }
 
 static atomic_int ran;
@@ -210,8 +195,9 @@ static void count(void *p) {
 TEST(feed_and_destroy_in_the_window_lose_nothing) {
   evrt_stream_t s0;
   evrt_event_t e0, t[N];
-  ASSERT_OK(evrt_stream_create(&s0, 0, 0, 0));
-  ASSERT_OK(evrt_event_create(&e0, EVRT_EVENT_DEFAULT));
+  pairs_create(&s0, &e0, 1, EVRT_EVENT_DEFAULT);
+  if (test_failed_now_)
+    return;
   /* timing events: their record is an item (not a host function), the
    * last one the stream runs before it goes idle */
   for (int i = 0; i < N; i++)
@@ -247,6 +233,5 @@ TEST(feed_and_destroy_in_the_window_lose_nothing) {
   ASSERT_EQ(atomic_load(&ran), want);
   for (int i = 0; i < N; i++)
     ASSERT_OK(evrt_event_destroy(t[i]));
-  ASSERT_OK(evrt_stream_destroy(s0));
-  ASSERT_OK(evrt_event_destroy(e0));
+  pairs_destroy(&s0, &e0, 1);
 }

@@ -106,8 +106,12 @@ EVRT_EXPORT evrt_status_t evrt_shutdown(void);
 EVRT_EXPORT evrt_status_t evrt_device_count(int *count);
 EVRT_EXPORT evrt_status_t evrt_set_device(int device);
 EVRT_EXPORT evrt_status_t evrt_get_device(int *device);
-/* Block until every stream of the device has finished its enqueued work. */
+/* Block until every stream of the device, destroyed ones still draining
+ * included, has finished the work enqueued before the call. */
 EVRT_EXPORT evrt_status_t evrt_device_synchronize(int device);
+/* EVRT_ERROR_TIMEOUT if not done within timeout_ns (negative: forever). */
+EVRT_EXPORT evrt_status_t evrt_device_synchronize_timeout(int device,
+                                                          int64_t timeout_ns);
 /* Event resources: an event takes one of its device's resources at its first
  * record (or IPC export) and gives it back when destroyed or reset.  The
  * default limit is 65535 per device (EVRT_EVENT_LIMIT in the environment

@@ -81,6 +81,10 @@ evrt_status_t evrt_stream_default(int device, evrt_stream_t *stream) {
 }
 
 evrt_status_t evrt_device_synchronize(int device) {
+  return evrt_device_synchronize_timeout(device, -1);
+}
+
+evrt_status_t evrt_device_synchronize_timeout(int device, int64_t timeout_ns) {
   evrt_status_t st = evrt__ready();
   if (st || (st = check_device(device)))
     return st;
@@ -89,20 +93,35 @@ evrt_status_t evrt_device_synchronize(int device) {
                       "device %d synchronized from a host function running "
                       "on one of its streams",
                       device);
-  /* Snapshot every live stream of the device and wait for what each had
-   * enqueued at this moment. */
+  /* Wait for what every stream of the device had enqueued at this moment,
+   * destroyed ones still draining included: as cudaDeviceSynchronize, the
+   * call covers all work submitted to the device, and a destroy only gives
+   * up the handle.  Slots are type-stable and their seqs only grow across
+   * incarnations, so a slot freed or reused meanwhile is harmless: a free
+   * one has done_seq >= enq_seq, and a target read from an earlier
+   * incarnation is reached in every later one. */
+  uint64_t deadline =
+      timeout_ns >= 0 ? evrt__now_ns() + (uint64_t)timeout_ns : 0;
   struct evrt__table *t = &evrt__streams;
   uint32_t n = atomic_load_explicit(&t->next_unused, memory_order_acquire);
   for (uint32_t i = 0; i < n; i++) {
     struct evrt__stream *s = (struct evrt__stream *)evrt__table_at(t, i);
-    if (!s || !evrt__obj_live(&s->hdr))
+    if (!s)
       continue;
-    if (s->device != device)
-      continue;
+    /* acquire: pairs with the producer's release of enq_seq */
     uint64_t target = atomic_load_explicit(&s->enq_seq, memory_order_acquire);
-    if (evrt__done(s) >= target)
+    if (evrt__done(s) >= target ||
+        atomic_load_explicit(&s->device, memory_order_relaxed) != device)
       continue;
-    st = evrt__wait_seq(s, target, -1, false);
+    int64_t left = -1;
+    if (deadline) {
+      uint64_t now = evrt__now_ns();
+      left = now < deadline ? (int64_t)(deadline - now) : 0;
+    }
+    st = evrt__wait_seq(s, target, left, false);
+    if (st == EVRT_ERROR_TIMEOUT)
+      return evrt__fail(st, "device %d not done after %lld ns", device,
+                        (long long)timeout_ns);
     if (st)
       return st;
   }

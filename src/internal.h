@@ -449,7 +449,10 @@ struct evrt__stream {
   struct evrt__hwaiter *hwaiters; /* host threads parked in a wait (wait.c) */
   atomic_uint_least64_t wait_failures;
   /* --- identity */
-  _Alignas(64) int device;
+  /* Atomic because evrt_device_synchronize reads it on slots that may be
+   * mid-reuse (a destroyed stream still draining, device.c); everyone else
+   * reads it on a stream they hold (a plain mov on x86 either way). */
+  _Alignas(64) atomic_int device;
   bool is_default;
   uint64_t id;
   char name[64];

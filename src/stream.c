@@ -44,7 +44,7 @@ evrt_status_t evrt__stream_new(int device, int priority, bool is_default,
   s->n_returned = 0;
   evrt__stream_waiters_reset(s);
   atomic_store_explicit(&s->wait_failures, 0, memory_order_relaxed);
-  s->device = device;
+  atomic_store_explicit(&s->device, device, memory_order_relaxed);
   s->priority = priority < 0 ? -1 : 0;
   s->is_default = is_default;
   s->id = atomic_fetch_add_explicit(&next_stream_id, 1, memory_order_relaxed) + 1;

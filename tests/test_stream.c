@@ -165,6 +165,50 @@ TEST(devices_default_streams_and_current_device) {
   ASSERT_OK(evrt_stream_destroy(s));
 }
 
+static atomic_int gate_open, gate_gave_up;
+static void wait_gate(void *p) {
+  (void)p;
+  /* Gives up after 20 s, so that a wrong wait fails instead of hanging. */
+  uint64_t t0 = now_ns();
+  while (!atomic_load(&gate_open))
+    if (now_ns() - t0 > 20000 * MS) {
+      atomic_store(&gate_gave_up, 1);
+      return;
+    }
+    else
+      usleep(1000);
+}
+
+/* cudaDeviceSynchronize covers all work submitted to the device: a
+ * destroyed stream's pending work too (destroy only gives up the handle).
+ * It used to skip them (found by evrt-stress under TSan: an event recorded
+ * on a destroyed stream was still pending after the round's synchronizes). */
+TEST(device_synchronize_waits_for_destroyed_streams_pending_work) {
+  atomic_store(&done_flag, 0);
+  atomic_store(&gate_open, 0);
+  evrt_stream_t s, other;
+  evrt_event_t e;
+  ASSERT_OK(evrt_stream_create(&s, 1, 0, 0));
+  ASSERT_OK(evrt_event_create(&e, 0));
+  ASSERT_OK(evrt_stream_delay(s, 100 * MS));
+  ASSERT_OK(evrt_launch_host_func(s, set_done, NULL));
+  ASSERT_OK(evrt_event_record(e, s));
+  ASSERT_OK(evrt_stream_destroy(s));
+  /* A destroyed stream of another device, held until we open the gate:
+   * device 1's synchronize must not wait for it. */
+  ASSERT_OK(evrt_stream_create(&other, 2, 0, 0));
+  ASSERT_OK(evrt_launch_host_func(other, wait_gate, NULL));
+  ASSERT_OK(evrt_stream_destroy(other));
+  ASSERT_OK(evrt_device_synchronize(1));
+  ASSERT(atomic_load(&done_flag));
+  ASSERT_OK(evrt_event_query(e));
+  ASSERT(!atomic_load(&gate_gave_up)); /* returned with device 2 busy */
+  atomic_store(&gate_open, 1);
+  ASSERT_OK(evrt_device_synchronize(2));
+  ASSERT(!atomic_load(&gate_gave_up));
+  ASSERT_OK(evrt_event_destroy(e));
+}
+
 static void *other_thread_device(void *p) {
   int d = -1;
   evrt_get_device(&d);

@@ -283,19 +283,6 @@ aclError aclrtSynchronizeDevice(void) {
   return aclrtSynchronizeDeviceWithTimeout(-1);
 }
 
-struct sync_arg {
-  int device;
-  evrt_stream_t list[ACL__STREAM_LIMIT];
-  int n;
-};
-
-static void collect_dev(uint64_t id, void *v, void *argp) {
-  struct evrt__acl_stream *m = v;
-  struct sync_arg *a = argp;
-  if (m->ctx->device == a->device && a->n < (int)ACL__STREAM_LIMIT)
-    a->list[a->n++] = m->handle;
-}
-
 aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout) {
   static const char fn[] = "aclrtSynchronizeDeviceWithTimeout";
   if (timeout < -1 || timeout == 0)
@@ -306,32 +293,12 @@ aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout) {
   aclError r = evrt__acl_current(fn, &c);
   if (r)
     return r;
-  if (timeout == -1)
-    return evrt__acl_st(evrt_device_synchronize(c->device), fn);
-  struct sync_arg *a = calloc(1, sizeof *a);
-  if (!a)
-    return evrt__acl_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
-  a->device = c->device;
-  pthread_mutex_lock(&evrt__acl_lock);
-  evrt__acl_map_each(evrt__acl_streams, collect_dev, a);
-  pthread_mutex_unlock(&evrt__acl_lock);
-  struct timespec t0;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  int64_t end = (int64_t)t0.tv_sec * 1000000000 + t0.tv_nsec +
-                (int64_t)timeout * 1000000;
-  r = ACL_SUCCESS;
-  for (int i = 0; i < a->n && !r; i++) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    int64_t left = end - ((int64_t)t.tv_sec * 1000000000 + t.tv_nsec);
-    evrt_status_t st =
-        evrt_stream_synchronize_timeout(a->list[i], left > 0 ? left : 0);
-    if (st == EVRT_ERROR_INVALID_HANDLE)
-      continue; /* destroyed meanwhile */
-    r = evrt__acl_st(st, fn);
-  }
-  free(a);
-  return r;
+  /* Every stream of the device, the default and destroyed-but-draining
+   * ones included (evrt_device_synchronize_timeout). */
+  return evrt__acl_st(evrt_device_synchronize_timeout(
+                          c->device, timeout == -1 ? -1
+                                                   : (int64_t)timeout * 1000000),
+                      fn);
 }
 
 /* --------------------------------------------------------- contexts */

@@ -520,7 +520,17 @@ static void final_checks(void) {
   for (int i = 0; i < R.ne; i++) {
     struct eslot *e = &R.e[i];
     evrt_event_info_t info;
-    EXPECT_ST(evrt_event_query(e->h), EVRT_SUCCESS);
+    evrt_status_t q = evrt_event_query(e->h);
+    if (q == EVRT_NOT_READY) {
+      /* Tell a late completion from a lost one (a hang). */
+      uint64_t t0 = now_ns();
+      evrt_status_t w = evrt_event_synchronize_timeout(e->h, 10000000000ll);
+      fail("event slot %d: query NOT_READY after the round's "
+           "synchronizes; synchronize then returned %s after %.3f ms",
+           i, evrt_err_name(w), (double)(now_ns() - t0) / 1e6);
+    } else if (q != EVRT_SUCCESS) {
+      fail("event slot %d: query returned %s", i, evrt_err_name(q));
+    }
     EXPECT_ST(evrt_event_get_info(e->h, &info), EVRT_SUCCESS);
     evrt_event_state_t want = e->gs == GEN_CERTAIN ? EVRT_EVENT_STATE_COMPLETE
                                                    : EVRT_EVENT_STATE_UNRECORDED;

@@ -203,8 +203,12 @@ TEST(device_synchronize_waits_for_destroyed_streams_pending_work) {
   ASSERT(atomic_load(&done_flag));
   ASSERT_OK(evrt_event_query(e));
   ASSERT(!atomic_load(&gate_gave_up)); /* returned with device 2 busy */
+  /* Device 2's only pending work is the destroyed stream's, held shut. */
+  ASSERT_ST(evrt_device_synchronize_timeout(2, 20 * MS), EVRT_ERROR_TIMEOUT);
+  ASSERT_ST(evrt_device_synchronize_timeout(2, 0), EVRT_ERROR_TIMEOUT);
+  ASSERT_ST(evrt_device_synchronize_timeout(5, 0), EVRT_ERROR_INVALID_DEVICE);
   atomic_store(&gate_open, 1);
-  ASSERT_OK(evrt_device_synchronize(2));
+  ASSERT_OK(evrt_device_synchronize_timeout(2, 20000 * MS));
   ASSERT(!atomic_load(&gate_gave_up));
   ASSERT_OK(evrt_event_destroy(e));
 }

@@ -169,14 +169,9 @@ static atomic_int gate_open, gate_gave_up;
 static void wait_gate(void *p) {
   (void)p;
   /* Gives up after 20 s, so that a wrong wait fails instead of hanging. */
-  uint64_t t0 = now_ns();
-  while (!atomic_load(&gate_open))
-    if (now_ns() - t0 > 20000 * MS) {
-      atomic_store(&gate_gave_up, 1);
-      return;
-    }
-    else
-      usleep(1000);
+  WAIT_UNTIL(atomic_load(&gate_open), 20000);
+  if (!atomic_load(&gate_open))
+    atomic_store(&gate_gave_up, 1);
 }
 
 /* cudaDeviceSynchronize covers all work submitted to the device: a

@@ -25,28 +25,28 @@ struct report {
   void *user;
   bool block;
   bool done; /* under q->m */
-  struct evrt__acl_report_queue *q;
+  struct acl__report_queue *q;
   struct report *next;
 };
 
-struct evrt__acl_report_queue {
+struct acl__report_queue {
   uint64_t tid;
-  unsigned nstreams; /* under evrt__acl_lock */
+  unsigned nstreams; /* under acl__lock */
   pthread_mutex_t m;
   pthread_cond_t cv; /* signalled on push (to the thread) and on done */
   struct report *head, *tail;
-  struct evrt__acl_report_queue *next;
+  struct acl__report_queue *next;
 };
 
-static struct evrt__acl_report_queue *queues; /* under evrt__acl_lock */
+static struct acl__report_queue *queues; /* under acl__lock */
 
-static struct evrt__acl_report_queue *find_queue(uint64_t tid, bool make) {
-  for (struct evrt__acl_report_queue *q = queues; q; q = q->next)
+static struct acl__report_queue *find_queue(uint64_t tid, bool make) {
+  for (struct acl__report_queue *q = queues; q; q = q->next)
     if (q->tid == tid)
       return q;
   if (!make)
     return NULL;
-  struct evrt__acl_report_queue *q = calloc(1, sizeof *q);
+  struct acl__report_queue *q = calloc(1, sizeof *q);
   if (!q)
     return NULL;
   q->tid = tid;
@@ -64,37 +64,37 @@ static struct evrt__acl_report_queue *find_queue(uint64_t tid, bool make) {
 aclError aclrtSubscribeReport(uint64_t threadId, aclrtStream stream) {
   static const char fn[] = "aclrtSubscribeReport";
   evrt_stream_t h;
-  struct evrt__acl_stream *m;
-  aclError r = evrt__acl_stream_locked(fn, stream, &h, &m);
+  struct acl__stream *m;
+  aclError r = acl__stream_locked(fn, stream, &h, &m);
   if (r)
     return r;
   if (!m) {
-    pthread_mutex_unlock(&evrt__acl_lock);
-    return evrt__acl_fail(ACL_ERROR_RT_INVALID_HANDLE, fn,
+    pthread_mutex_unlock(&acl__lock);
+    return acl__fail(ACL_ERROR_RT_INVALID_HANDLE, fn,
                           "stream was not created by the ACL layer");
   }
   if (m->sub) {
-    pthread_mutex_unlock(&evrt__acl_lock);
-    return evrt__acl_fail(ACL_ERROR_RT_STREAM_SUBSCRIBE, fn,
+    pthread_mutex_unlock(&acl__lock);
+    return acl__fail(ACL_ERROR_RT_STREAM_SUBSCRIBE, fn,
                           "the stream is already subscribed by thread %llu",
                           (unsigned long long)m->sub->tid);
   }
-  struct evrt__acl_report_queue *q = find_queue(threadId, true);
+  struct acl__report_queue *q = find_queue(threadId, true);
   if (q) {
     m->sub = q;
     q->nstreams++;
   }
-  pthread_mutex_unlock(&evrt__acl_lock);
+  pthread_mutex_unlock(&acl__lock);
   if (!q)
-    return evrt__acl_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
+    return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
   return ACL_SUCCESS;
 }
 
 aclError aclrtUnSubscribeReport(uint64_t threadId, aclrtStream stream) {
   static const char fn[] = "aclrtUnSubscribeReport";
   evrt_stream_t h;
-  struct evrt__acl_stream *m;
-  aclError r = evrt__acl_stream_locked(fn, stream, &h, &m);
+  struct acl__stream *m;
+  aclError r = acl__stream_locked(fn, stream, &h, &m);
   if (r)
     return r;
   bool ok = m && m->sub && m->sub->tid == threadId;
@@ -102,9 +102,9 @@ aclError aclrtUnSubscribeReport(uint64_t threadId, aclrtStream stream) {
     m->sub->nstreams--;
     m->sub = NULL;
   }
-  pthread_mutex_unlock(&evrt__acl_lock);
+  pthread_mutex_unlock(&acl__lock);
   if (!ok)
-    return evrt__acl_fail(ACL_ERROR_RT_STREAM_SUBSCRIBE, fn,
+    return acl__fail(ACL_ERROR_RT_STREAM_SUBSCRIBE, fn,
                           "the stream is not subscribed by thread %llu",
                           (unsigned long long)threadId);
   return ACL_SUCCESS;
@@ -113,7 +113,7 @@ aclError aclrtUnSubscribeReport(uint64_t threadId, aclrtStream stream) {
 /* Runs on an evrt worker when the stream reaches the callback task. */
 static void deliver(void *arg) {
   struct report *rp = arg;
-  struct evrt__acl_report_queue *q = rp->q;
+  struct acl__report_queue *q = rp->q;
   bool block = rp->block;
   pthread_mutex_lock(&q->m);
   rp->next = NULL;
@@ -137,26 +137,26 @@ aclError aclrtLaunchCallback(aclrtCallback fn_, void *userData,
                              aclrtStream stream) {
   static const char fn[] = "aclrtLaunchCallback";
   if (!fn_)
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "fn is NULL");
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "fn is NULL");
   if (blockType != ACL_CALLBACK_NO_BLOCK && blockType != ACL_CALLBACK_BLOCK)
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn,
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
                           "blockType %d is neither ACL_CALLBACK_NO_BLOCK nor "
                           "ACL_CALLBACK_BLOCK",
                           (int)blockType);
   evrt_stream_t h;
-  struct evrt__acl_stream *m;
-  aclError r = evrt__acl_stream_locked(fn, stream, &h, &m);
+  struct acl__stream *m;
+  aclError r = acl__stream_locked(fn, stream, &h, &m);
   if (r)
     return r;
-  struct evrt__acl_report_queue *q = m ? m->sub : NULL;
-  pthread_mutex_unlock(&evrt__acl_lock);
+  struct acl__report_queue *q = m ? m->sub : NULL;
+  pthread_mutex_unlock(&acl__lock);
   if (!q)
-    return evrt__acl_fail(ACL_ERROR_RT_STREAM_NO_CB_REG, fn,
+    return acl__fail(ACL_ERROR_RT_STREAM_NO_CB_REG, fn,
                           "no thread is subscribed to the stream: call "
                           "aclrtSubscribeReport first");
   struct report *rp = calloc(1, sizeof *rp);
   if (!rp)
-    return evrt__acl_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
+    return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
   rp->fn = fn_;
   rp->user = userData;
   rp->block = blockType == ACL_CALLBACK_BLOCK;
@@ -164,7 +164,7 @@ aclError aclrtLaunchCallback(aclrtCallback fn_, void *userData,
   evrt_status_t st = evrt_launch_host_func_labeled(h, deliver, rp, "acl_callback");
   if (st) {
     free(rp);
-    return evrt__acl_st(st, fn);
+    return acl__st(st, fn);
   }
   return ACL_SUCCESS;
 }
@@ -172,16 +172,16 @@ aclError aclrtLaunchCallback(aclrtCallback fn_, void *userData,
 aclError aclrtProcessReport(int32_t timeout) {
   static const char fn[] = "aclrtProcessReport";
   if (timeout == 0 || timeout < -1)
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn,
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
                           "timeout %d: must be -1 (forever) or > 0 ms",
                           (int)timeout);
   uint64_t self = (uint64_t)pthread_self();
-  pthread_mutex_lock(&evrt__acl_lock);
-  struct evrt__acl_report_queue *q = find_queue(self, false);
+  pthread_mutex_lock(&acl__lock);
+  struct acl__report_queue *q = find_queue(self, false);
   bool subscribed = q && q->nstreams > 0;
-  pthread_mutex_unlock(&evrt__acl_lock);
+  pthread_mutex_unlock(&acl__lock);
   if (!subscribed)
-    return evrt__acl_fail(ACL_ERROR_RT_THREAD_SUBSCRIBE, fn,
+    return acl__fail(ACL_ERROR_RT_THREAD_SUBSCRIBE, fn,
                           "the calling thread is not subscribed to any "
                           "stream (aclrtSubscribeReport)");
   struct timespec dl;
@@ -200,7 +200,7 @@ aclError aclrtProcessReport(int32_t timeout) {
                         : pthread_cond_timedwait(&q->cv, &q->m, &dl);
     if (e == ETIMEDOUT && !q->head) {
       pthread_mutex_unlock(&q->m);
-      return evrt__acl_fail(ACL_ERROR_RT_REPORT_TIMEOUT, fn,
+      return acl__fail(ACL_ERROR_RT_REPORT_TIMEOUT, fn,
                             "no callback report within %d ms", (int)timeout);
     }
   }
@@ -224,10 +224,10 @@ aclError aclrtProcessReport(int32_t timeout) {
 aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn_, void *args) {
   static const char fn[] = "aclrtLaunchHostFunc";
   if (!fn_)
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "fn is NULL");
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "fn is NULL");
   evrt_stream_t h;
-  aclError r = evrt__acl_stream(fn, stream, &h);
+  aclError r = acl__stream(fn, stream, &h);
   if (r)
     return r;
-  return evrt__acl_st(evrt_launch_host_func(h, fn_, args), fn);
+  return acl__st(evrt_launch_host_func(h, fn_, args), fn);
 }

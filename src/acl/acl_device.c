@@ -17,43 +17,43 @@
 
 #define CTX_MAGIC 0x61636c63u /* "aclc" */
 
-pthread_mutex_t evrt__acl_lock = PTHREAD_MUTEX_INITIALIZER;
-atomic_uint evrt__acl_op_wait_timeout;
+pthread_mutex_t acl__lock = PTHREAD_MUTEX_INITIALIZER;
+atomic_uint acl__op_wait_timeout;
 static atomic_uint op_exec_timeout_ms = UINT32_MAX; /* "never times out" */
 
-static unsigned init_count;   /* under evrt__acl_lock */
+static unsigned init_count;   /* under acl__lock */
 static int dev_refs[ACL__MAX_DEVICES];
-static struct evrt__acl_ctx *dev_ctx[ACL__MAX_DEVICES];
-static struct evrt__acl_ctx *all_ctx;
-static _Thread_local struct evrt__acl_ctx *tls_ctx;
+static struct acl__ctx *dev_ctx[ACL__MAX_DEVICES];
+static struct acl__ctx *all_ctx;
+static _Thread_local struct acl__ctx *tls_ctx;
 
 static aclError check_device(const char *fn, int32_t dev) {
   int n = 0;
   evrt_status_t st = evrt_device_count(&n);
   if (st)
-    return evrt__acl_st(st, fn);
+    return acl__st(st, fn);
   if (dev < 0 || dev >= n || dev >= ACL__MAX_DEVICES)
-    return evrt__acl_fail(ACL_ERROR_RT_INVALID_DEVICEID, fn,
+    return acl__fail(ACL_ERROR_RT_INVALID_DEVICEID, fn,
                           "device id %d is out of range (%d devices)", dev, n);
   return ACL_SUCCESS;
 }
 
-aclError evrt__acl_current(const char *fn, struct evrt__acl_ctx **ctx) {
-  pthread_mutex_lock(&evrt__acl_lock);
-  struct evrt__acl_ctx *c = tls_ctx;
+aclError acl__current(const char *fn, struct acl__ctx **ctx) {
+  pthread_mutex_lock(&acl__lock);
+  struct acl__ctx *c = tls_ctx;
   bool ok = c && c->alive;
-  pthread_mutex_unlock(&evrt__acl_lock);
+  pthread_mutex_unlock(&acl__lock);
   if (!ok)
-    return evrt__acl_fail(ACL_ERROR_RT_CONTEXT_NULL, fn,
+    return acl__fail(ACL_ERROR_RT_CONTEXT_NULL, fn,
                           "no current context: call aclrtSetDevice or "
                           "aclrtSetCurrentContext first");
   *ctx = c;
   return ACL_SUCCESS;
 }
 
-static struct evrt__acl_ctx *new_ctx(int dev, bool is_default,
+static struct acl__ctx *new_ctx(int dev, bool is_default,
                                      evrt_stream_t def) {
-  struct evrt__acl_ctx *c = calloc(1, sizeof *c);
+  struct acl__ctx *c = calloc(1, sizeof *c);
   if (!c)
     return NULL;
   c->magic = CTX_MAGIC;
@@ -66,8 +66,8 @@ static struct evrt__acl_ctx *new_ctx(int dev, bool is_default,
   return c;
 }
 
-static bool ctx_valid(struct evrt__acl_ctx *c) {
-  for (struct evrt__acl_ctx *x = all_ctx; x; x = x->next)
+static bool ctx_valid(struct acl__ctx *c) {
+  for (struct acl__ctx *x = all_ctx; x; x = x->next)
     if (x == c)
       return x->alive;
   return false;
@@ -80,18 +80,18 @@ aclError aclInit(const char *configPath) {
   if (configPath && *configPath) {
     FILE *f = fopen(configPath, "r");
     if (!f)
-      return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn,
+      return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
                             "cannot open config file '%s'", configPath);
     fclose(f);
   }
   evrt_status_t st = evrt_init();
   if (st)
-    return evrt__acl_st(st, fn);
-  pthread_mutex_lock(&evrt__acl_lock);
+    return acl__st(st, fn);
+  pthread_mutex_lock(&acl__lock);
   unsigned before = init_count++;
-  pthread_mutex_unlock(&evrt__acl_lock);
+  pthread_mutex_unlock(&acl__lock);
   if (before)
-    return evrt__acl_fail(ACL_ERROR_REPEAT_INITIALIZE, fn,
+    return acl__fail(ACL_ERROR_REPEAT_INITIALIZE, fn,
                           "aclInit was already called (count now %u)",
                           before + 1);
   return ACL_SUCCESS;
@@ -101,9 +101,9 @@ static aclError reset_device(const char *fn, int32_t dev, bool force);
 
 static aclError finalize_all(void) {
   for (int d = 0; d < ACL__MAX_DEVICES; d++) {
-    pthread_mutex_lock(&evrt__acl_lock);
+    pthread_mutex_lock(&acl__lock);
     bool set = dev_refs[d] > 0;
-    pthread_mutex_unlock(&evrt__acl_lock);
+    pthread_mutex_unlock(&acl__lock);
     if (set)
       reset_device("aclFinalize", d, true);
   }
@@ -111,24 +111,24 @@ static aclError finalize_all(void) {
 }
 
 aclError aclFinalize(void) {
-  pthread_mutex_lock(&evrt__acl_lock);
+  pthread_mutex_lock(&acl__lock);
   unsigned n = init_count;
   init_count = 0;
-  pthread_mutex_unlock(&evrt__acl_lock);
+  pthread_mutex_unlock(&acl__lock);
   if (!n)
-    return evrt__acl_fail(ACL_ERROR_REPEAT_FINALIZE, "aclFinalize",
+    return acl__fail(ACL_ERROR_REPEAT_FINALIZE, "aclFinalize",
                           "aclFinalize called without a matching aclInit");
   return finalize_all();
 }
 
 aclError aclFinalizeReference(uint64_t *refCount) {
-  pthread_mutex_lock(&evrt__acl_lock);
+  pthread_mutex_lock(&acl__lock);
   unsigned n = init_count;
   if (n)
     init_count = n - 1;
-  pthread_mutex_unlock(&evrt__acl_lock);
+  pthread_mutex_unlock(&acl__lock);
   if (!n)
-    return evrt__acl_fail(ACL_ERROR_REPEAT_FINALIZE, "aclFinalizeReference",
+    return acl__fail(ACL_ERROR_REPEAT_FINALIZE, "aclFinalizeReference",
                           "called without a matching aclInit");
   if (refCount)
     *refCount = n - 1;
@@ -137,7 +137,7 @@ aclError aclFinalizeReference(uint64_t *refCount) {
 
 aclError aclrtGetRunMode(aclrtRunMode *runMode) {
   if (!runMode)
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, "aclrtGetRunMode",
+    return acl__fail(ACL_ERROR_INVALID_PARAM, "aclrtGetRunMode",
                           "runMode is NULL");
   *runMode = ACL_HOST; /* the program runs on the host; the cpu backend
                           plays the device */
@@ -149,11 +149,11 @@ aclError aclrtGetRunMode(aclrtRunMode *runMode) {
 aclError aclrtGetDeviceCount(uint32_t *count) {
   static const char fn[] = "aclrtGetDeviceCount";
   if (!count)
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "count is NULL");
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "count is NULL");
   int n = 0;
   evrt_status_t st = evrt_device_count(&n);
   if (st)
-    return evrt__acl_st(st, fn);
+    return acl__st(st, fn);
   *count = (uint32_t)(n > ACL__MAX_DEVICES ? ACL__MAX_DEVICES : n);
   return ACL_SUCCESS;
 }
@@ -166,36 +166,36 @@ aclError aclrtSetDevice(int32_t deviceId) {
   evrt_stream_t def;
   evrt_status_t st = evrt_stream_default(deviceId, &def);
   if (st)
-    return evrt__acl_st(st, fn);
-  pthread_mutex_lock(&evrt__acl_lock);
-  struct evrt__acl_ctx *c = dev_ctx[deviceId];
+    return acl__st(st, fn);
+  pthread_mutex_lock(&acl__lock);
+  struct acl__ctx *c = dev_ctx[deviceId];
   if (!c || !c->alive) {
     c = new_ctx(deviceId, true, def);
-    if (!c || evrt__acl_stream_add(def, c, 0, 0, true)) {
+    if (!c || acl__stream_add(def, c, 0, 0, true)) {
       if (c)
         c->alive = false;
-      pthread_mutex_unlock(&evrt__acl_lock);
-      return evrt__acl_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn,
+      pthread_mutex_unlock(&acl__lock);
+      return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn,
                             "cannot allocate the default context");
     }
     dev_ctx[deviceId] = c;
   }
   dev_refs[deviceId]++;
   tls_ctx = c;
-  pthread_mutex_unlock(&evrt__acl_lock);
+  pthread_mutex_unlock(&acl__lock);
   evrt_set_device(deviceId);
   return ACL_SUCCESS;
 }
 
 struct kill_arg {
-  struct evrt__acl_ctx *ctx;
+  struct acl__ctx *ctx;
   evrt_stream_t list[64];
   uint64_t ids[64];
   int n;
 };
 
 static void collect(uint64_t id, void *v, void *argp) {
-  struct evrt__acl_stream *m = v;
+  struct acl__stream *m = v;
   struct kill_arg *a = argp;
   if (m->ctx == a->ctx && a->n < 64) {
     a->ids[a->n] = id;
@@ -205,21 +205,21 @@ static void collect(uint64_t id, void *v, void *argp) {
 
 /* Synchronize and destroy every stream of ctx (its own default stream too
  * unless it is evrt's device default).  Takes and releases the lock. */
-static void destroy_ctx_streams(struct evrt__acl_ctx *ctx) {
+static void destroy_ctx_streams(struct acl__ctx *ctx) {
   for (;;) {
     struct kill_arg a = {.ctx = ctx};
-    pthread_mutex_lock(&evrt__acl_lock);
-    evrt__acl_map_each(evrt__acl_streams, collect, &a);
+    pthread_mutex_lock(&acl__lock);
+    acl__map_each(acl__streams, collect, &a);
     for (int i = 0; i < a.n; i++) {
-      struct evrt__acl_stream *m = evrt__acl_map_del(&evrt__acl_streams, a.ids[i]);
-      if (evrt__acl_stream_count[ctx->device])
-        evrt__acl_stream_count[ctx->device]--;
+      struct acl__stream *m = acl__map_del(&acl__streams, a.ids[i]);
+      if (acl__stream_count[ctx->device])
+        acl__stream_count[ctx->device]--;
       bool dflt = m->is_default && ctx->is_default;
       free(m);
       if (dflt)
         a.list[i] = NULL;
     }
-    pthread_mutex_unlock(&evrt__acl_lock);
+    pthread_mutex_unlock(&acl__lock);
     if (!a.n)
       return;
     for (int i = 0; i < a.n; i++)
@@ -234,28 +234,28 @@ static aclError reset_device(const char *fn, int32_t dev, bool force) {
   aclError r = check_device(fn, dev);
   if (r)
     return r;
-  pthread_mutex_lock(&evrt__acl_lock);
+  pthread_mutex_lock(&acl__lock);
   if (dev_refs[dev] <= 0) {
-    pthread_mutex_unlock(&evrt__acl_lock);
-    return evrt__acl_fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+    pthread_mutex_unlock(&acl__lock);
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
                           "device %d was not set by aclrtSetDevice", dev);
   }
   dev_refs[dev] = force ? 0 : dev_refs[dev] - 1;
-  struct evrt__acl_ctx *c = dev_refs[dev] == 0 ? dev_ctx[dev] : NULL;
-  pthread_mutex_unlock(&evrt__acl_lock);
+  struct acl__ctx *c = dev_refs[dev] == 0 ? dev_ctx[dev] : NULL;
+  pthread_mutex_unlock(&acl__lock);
   if (!c)
     return ACL_SUCCESS;
   /* Last reference: wait for the device's work, free the default context
    * and the streams made in it. */
   evrt_device_synchronize(dev);
   destroy_ctx_streams(c);
-  pthread_mutex_lock(&evrt__acl_lock);
+  pthread_mutex_lock(&acl__lock);
   c->alive = false;
   if (dev_ctx[dev] == c)
     dev_ctx[dev] = NULL;
   if (tls_ctx == c)
     tls_ctx = NULL;
-  pthread_mutex_unlock(&evrt__acl_lock);
+  pthread_mutex_unlock(&acl__lock);
   return ACL_SUCCESS;
 }
 
@@ -270,9 +270,9 @@ aclError aclrtResetDeviceForce(int32_t deviceId) {
 aclError aclrtGetDevice(int32_t *deviceId) {
   static const char fn[] = "aclrtGetDevice";
   if (!deviceId)
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "deviceId is NULL");
-  struct evrt__acl_ctx *c = NULL;
-  aclError r = evrt__acl_current(fn, &c);
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "deviceId is NULL");
+  struct acl__ctx *c = NULL;
+  aclError r = acl__current(fn, &c);
   if (r)
     return r;
   *deviceId = c->device;
@@ -286,16 +286,16 @@ aclError aclrtSynchronizeDevice(void) {
 aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout) {
   static const char fn[] = "aclrtSynchronizeDeviceWithTimeout";
   if (timeout < -1 || timeout == 0)
-    return evrt__acl_fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
                           "timeout %d: must be -1 (forever) or > 0 ms",
                           (int)timeout);
-  struct evrt__acl_ctx *c = NULL;
-  aclError r = evrt__acl_current(fn, &c);
+  struct acl__ctx *c = NULL;
+  aclError r = acl__current(fn, &c);
   if (r)
     return r;
   /* Every stream of the device, the default and destroyed-but-draining
    * ones included (evrt_device_synchronize_timeout). */
-  return evrt__acl_st(evrt_device_synchronize_timeout(
+  return acl__st(evrt_device_synchronize_timeout(
                           c->device, timeout == -1 ? -1
                                                    : (int64_t)timeout * 1000000),
                       fn);
@@ -306,26 +306,26 @@ aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout) {
 aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId) {
   static const char fn[] = "aclrtCreateContext";
   if (!context)
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "context is NULL");
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "context is NULL");
   aclError r = check_device(fn, deviceId);
   if (r)
     return r;
   evrt_stream_t s;
   evrt_status_t st = evrt_stream_create(&s, deviceId, 0, 0);
   if (st)
-    return evrt__acl_st(st, fn);
-  pthread_mutex_lock(&evrt__acl_lock);
-  struct evrt__acl_ctx *c = new_ctx(deviceId, false, s);
-  if (!c || evrt__acl_stream_add(s, c, 0, 0, true)) {
+    return acl__st(st, fn);
+  pthread_mutex_lock(&acl__lock);
+  struct acl__ctx *c = new_ctx(deviceId, false, s);
+  if (!c || acl__stream_add(s, c, 0, 0, true)) {
     if (c)
       c->alive = false;
-    pthread_mutex_unlock(&evrt__acl_lock);
+    pthread_mutex_unlock(&acl__lock);
     evrt_stream_destroy(s);
-    return evrt__acl_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn,
+    return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn,
                           "cannot allocate the context");
   }
   tls_ctx = c;
-  pthread_mutex_unlock(&evrt__acl_lock);
+  pthread_mutex_unlock(&acl__lock);
   evrt_set_device(deviceId);
   *context = c;
   return ACL_SUCCESS;
@@ -334,21 +334,21 @@ aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId) {
 aclError aclrtDestroyContext(aclrtContext context) {
   static const char fn[] = "aclrtDestroyContext";
   if (!context)
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "context is NULL");
-  struct evrt__acl_ctx *c = context;
-  pthread_mutex_lock(&evrt__acl_lock);
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "context is NULL");
+  struct acl__ctx *c = context;
+  pthread_mutex_lock(&acl__lock);
   bool ok = ctx_valid(c);
   bool dflt = ok && c->is_default;
   if (ok && !dflt)
     c->alive = false; /* invalid for everyone from now on */
   if (ok && !dflt && tls_ctx == c)
     tls_ctx = NULL;
-  pthread_mutex_unlock(&evrt__acl_lock);
+  pthread_mutex_unlock(&acl__lock);
   if (!ok)
-    return evrt__acl_fail(ACL_ERROR_RT_INVALID_HANDLE, fn,
+    return acl__fail(ACL_ERROR_RT_INVALID_HANDLE, fn,
                           "context %p is not a live context", context);
   if (dflt)
-    return evrt__acl_fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
                           "the default context of a device is released by "
                           "aclrtResetDevice, not aclrtDestroyContext");
   destroy_ctx_streams(c);
@@ -358,15 +358,15 @@ aclError aclrtDestroyContext(aclrtContext context) {
 aclError aclrtSetCurrentContext(aclrtContext context) {
   static const char fn[] = "aclrtSetCurrentContext";
   if (!context)
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "context is NULL");
-  struct evrt__acl_ctx *c = context;
-  pthread_mutex_lock(&evrt__acl_lock);
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "context is NULL");
+  struct acl__ctx *c = context;
+  pthread_mutex_lock(&acl__lock);
   bool ok = ctx_valid(c);
   if (ok)
     tls_ctx = c;
-  pthread_mutex_unlock(&evrt__acl_lock);
+  pthread_mutex_unlock(&acl__lock);
   if (!ok)
-    return evrt__acl_fail(ACL_ERROR_RT_INVALID_HANDLE, fn,
+    return acl__fail(ACL_ERROR_RT_INVALID_HANDLE, fn,
                           "context %p is destroyed or not a context", context);
   evrt_set_device(c->device);
   return ACL_SUCCESS;
@@ -375,9 +375,9 @@ aclError aclrtSetCurrentContext(aclrtContext context) {
 aclError aclrtGetCurrentContext(aclrtContext *context) {
   static const char fn[] = "aclrtGetCurrentContext";
   if (!context)
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "context is NULL");
-  struct evrt__acl_ctx *c = NULL;
-  aclError r = evrt__acl_current(fn, &c);
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "context is NULL");
+  struct acl__ctx *c = NULL;
+  aclError r = acl__current(fn, &c);
   if (r)
     return r;
   *context = c;
@@ -387,9 +387,9 @@ aclError aclrtGetCurrentContext(aclrtContext *context) {
 aclError aclrtCtxGetCurrentDefaultStream(aclrtStream *stream) {
   static const char fn[] = "aclrtCtxGetCurrentDefaultStream";
   if (!stream)
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "stream is NULL");
-  struct evrt__acl_ctx *c = NULL;
-  aclError r = evrt__acl_current(fn, &c);
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "stream is NULL");
+  struct acl__ctx *c = NULL;
+  aclError r = acl__current(fn, &c);
   if (r)
     return r;
   *stream = (aclrtStream)c->def_stream;
@@ -400,7 +400,7 @@ aclError aclrtCtxGetCurrentDefaultStream(aclrtStream *stream) {
 
 aclError aclrtSetOpWaitTimeout(uint32_t timeout) {
   /* seconds; 0 = never; process-wide, the last call wins */
-  atomic_store_explicit(&evrt__acl_op_wait_timeout, timeout,
+  atomic_store_explicit(&acl__op_wait_timeout, timeout,
                         memory_order_relaxed);
   return ACL_SUCCESS;
 }
@@ -434,7 +434,7 @@ aclError aclrtSetOpExecuteTimeOutV2(uint64_t timeout, uint64_t *actualTimeout) {
 
 aclError aclrtGetOpExecuteTimeout(uint32_t *const timeoutMs) {
   if (!timeoutMs)
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, "aclrtGetOpExecuteTimeout",
+    return acl__fail(ACL_ERROR_INVALID_PARAM, "aclrtGetOpExecuteTimeout",
                           "timeoutMs is NULL");
   *timeoutMs = atomic_load_explicit(&op_exec_timeout_ms, memory_order_relaxed);
   return ACL_SUCCESS;
@@ -442,7 +442,7 @@ aclError aclrtGetOpExecuteTimeout(uint32_t *const timeoutMs) {
 
 aclError aclrtGetOpTimeOutInterval(uint64_t *interval) {
   if (!interval)
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, "aclrtGetOpTimeOutInterval",
+    return acl__fail(ACL_ERROR_INVALID_PARAM, "aclrtGetOpTimeOutInterval",
                           "interval is NULL");
   *interval = 1; /* microseconds */
   return ACL_SUCCESS;

@@ -19,7 +19,7 @@ static _Thread_local size_t tls_msgs_len;
 static _Thread_local char tls_out[MSG_CAP];
 static _Thread_local aclError tls_last;
 
-aclError evrt__acl_code_of(evrt_status_t st) {
+aclError acl__code_of(evrt_status_t st) {
   switch (st) {
   case EVRT_SUCCESS:
   case EVRT_NOT_READY:
@@ -76,7 +76,7 @@ static void store(aclError code, const char *msg) {
   tls_msgs[tls_msgs_len] = '\0';
 }
 
-aclError evrt__acl_fail(aclError code, const char *fn, const char *fmt, ...) {
+aclError acl__fail(aclError code, const char *fn, const char *fmt, ...) {
   char body[1024], line[1200];
   va_list ap;
   va_start(ap, fmt);
@@ -87,17 +87,17 @@ aclError evrt__acl_fail(aclError code, const char *fn, const char *fmt, ...) {
   return code;
 }
 
-aclError evrt__acl_st2(evrt_status_t st, evrt_status_t special, aclError code,
+aclError acl__st2(evrt_status_t st, evrt_status_t special, aclError code,
                        const char *fn) {
   if (st == EVRT_SUCCESS || st == EVRT_NOT_READY)
     return ACL_SUCCESS;
-  aclError c = st == special ? code : evrt__acl_code_of(st);
-  return evrt__acl_fail(c, fn, "%s (%s)", evrt_last_error_message(),
+  aclError c = st == special ? code : acl__code_of(st);
+  return acl__fail(c, fn, "%s (%s)", evrt_last_error_message(),
                         evrt_err_name(st));
 }
 
-aclError evrt__acl_st(evrt_status_t st, const char *fn) {
-  return evrt__acl_st2(st, EVRT_SUCCESS, ACL_SUCCESS, fn);
+aclError acl__st(evrt_status_t st, const char *fn) {
+  return acl__st2(st, EVRT_SUCCESS, ACL_SUCCESS, fn);
 }
 
 const char *aclGetRecentErrMsg(void) {

@@ -15,7 +15,7 @@
  * EXTERNAL) take one of evrt's per-device resources at record; the others
  * are created with EVRT_EVENT_NO_LIMIT.
  *
- * The side table (id -> struct meta) is under evrt__acl_lock; callers copy
+ * The side table (id -> struct meta) is under acl__lock; callers copy
  * what they need out of it, since another thread may destroy the event.
  */
 #include "acl_internal.h"
@@ -34,7 +34,7 @@ struct meta {
   int imported;     /* opened from an IPC handle */
 };
 
-static struct evrt__acl_map *events;
+static struct acl__map *events;
 
 /* Flags of events that have a wait task (IsEventWithoutWaitTask's
  * complement). */
@@ -44,18 +44,18 @@ static struct evrt__acl_map *events;
 static aclError lookup(const char *fn, aclrtEvent event, struct meta *out,
                        uint64_t *idp) {
   if (!event)
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "event is NULL");
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "event is NULL");
   uint64_t id;
   evrt_status_t st = evrt_event_get_id((evrt_event_t)event, &id);
   if (st)
-    return evrt__acl_st(st, fn);
-  pthread_mutex_lock(&evrt__acl_lock);
-  struct meta *m = evrt__acl_map_get(&events, id);
+    return acl__st(st, fn);
+  pthread_mutex_lock(&acl__lock);
+  struct meta *m = acl__map_get(&events, id);
   if (m)
     *out = *m;
-  pthread_mutex_unlock(&evrt__acl_lock);
+  pthread_mutex_unlock(&acl__lock);
   if (!m)
-    return evrt__acl_fail(ACL_ERROR_RT_INVALID_HANDLE, fn,
+    return acl__fail(ACL_ERROR_RT_INVALID_HANDLE, fn,
                           "event %p was not created by the ACL layer", event);
   if (idp)
     *idp = id;
@@ -71,15 +71,15 @@ static aclError adopt(const char *fn, evrt_status_t st, evrt_event_t e,
     evrt_event_destroy(e);
   if (st) {
     free(m);
-    return evrt__acl_st(st, fn);
+    return acl__st(st, fn);
   }
-  pthread_mutex_lock(&evrt__acl_lock);
-  int bad = evrt__acl_map_put(&events, id, m);
-  pthread_mutex_unlock(&evrt__acl_lock);
+  pthread_mutex_lock(&acl__lock);
+  int bad = acl__map_put(&events, id, m);
+  pthread_mutex_unlock(&acl__lock);
   if (bad) {
     free(m);
     evrt_event_destroy(e);
-    return evrt__acl_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
+    return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
   }
   *event = (aclrtEvent)e;
   return ACL_SUCCESS;
@@ -88,9 +88,9 @@ static aclError adopt(const char *fn, evrt_status_t st, evrt_event_t e,
 static aclError create(const char *fn, aclrtEvent *event, uint32_t flag,
                        int mode) {
   if (!event)
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "event is NULL");
-  struct evrt__acl_ctx *c = NULL;
-  aclError r = evrt__acl_current(fn, &c);
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "event is NULL");
+  struct acl__ctx *c = NULL;
+  aclError r = acl__current(fn, &c);
   if (r)
     return r;
   unsigned nf = 0;
@@ -106,7 +106,7 @@ static aclError create(const char *fn, aclrtEvent *event, uint32_t flag,
     nf |= EVRT_EVENT_NO_LIMIT;
   struct meta *m = malloc(sizeof *m);
   if (!m)
-    return evrt__acl_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
+    return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
   *m = (struct meta){mode, flag, c->device, -1, -1, 0};
   evrt_event_t e = NULL;
   evrt_status_t st = evrt_event_create(&e, nf);
@@ -121,13 +121,13 @@ aclError aclrtCreateEventWithFlag(aclrtEvent *event, uint32_t flag) {
   static const char fn[] = "aclrtCreateEventWithFlag";
   const uint32_t max = 0x3Fu;
   if ((flag & max) == 0 || flag > max)
-    return evrt__acl_fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
                           "flag 0x%x: must be a non-empty subset of 0x%x "
                           "(ACL_EVENT_IPC needs aclrtCreateEventExWithFlag)",
                           flag, max);
   if (((flag & ACL_EVENT_DEVICE_USE_ONLY) && flag != ACL_EVENT_DEVICE_USE_ONLY) ||
       ((flag & ACL_EVENT_EXTERNAL) && flag != ACL_EVENT_EXTERNAL))
-    return evrt__acl_fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
                           "flag 0x%x: ACL_EVENT_DEVICE_USE_ONLY and "
                           "ACL_EVENT_EXTERNAL must be used alone",
                           flag);
@@ -139,12 +139,12 @@ aclError aclrtCreateEventExWithFlag(aclrtEvent *event, uint32_t flag) {
   const uint32_t alone =
       ACL_EVENT_DEVICE_USE_ONLY | ACL_EVENT_EXTERNAL | ACL_EVENT_IPC;
   if ((flag & alone) && (flag & ~(flag & alone)))
-    return evrt__acl_fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
                           "flag 0x%x: ACL_EVENT_IPC must be used alone", flag);
   const uint32_t max = ACL_EVENT_SYNC | ACL_EVENT_CAPTURE_STREAM_PROGRESS |
                        ACL__EVENT_DDSYNC | ACL_EVENT_TIME_LINE | ACL_EVENT_IPC;
   if ((flag & max) == 0 || flag > max)
-    return evrt__acl_fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
                           "flag 0x%x: must be an OR of ACL_EVENT_SYNC, "
                           "ACL_EVENT_CAPTURE_STREAM_PROGRESS and "
                           "ACL_EVENT_TIME_LINE, or ACL_EVENT_IPC alone",
@@ -161,26 +161,26 @@ aclError aclrtDestroyEvent(aclrtEvent event) {
     return r;
   evrt_status_t st = evrt_event_destroy((evrt_event_t)event);
   if (st)
-    return evrt__acl_st(st, fn);
-  pthread_mutex_lock(&evrt__acl_lock);
-  free(evrt__acl_map_del(&events, id));
-  pthread_mutex_unlock(&evrt__acl_lock);
+    return acl__st(st, fn);
+  pthread_mutex_lock(&acl__lock);
+  free(acl__map_del(&events, id));
+  pthread_mutex_unlock(&acl__lock);
   return ACL_SUCCESS;
 }
 
 /* Sticky record / wait flag: the first use fixes it. */
 static aclError sticky(const char *fn, uint64_t id, bool record, int flag) {
-  pthread_mutex_lock(&evrt__acl_lock);
-  struct meta *m = evrt__acl_map_get(&events, id);
+  pthread_mutex_lock(&acl__lock);
+  struct meta *m = acl__map_get(&events, id);
   int *slot = m ? (record ? &m->rec_flag : &m->wait_flag) : NULL;
   int was = slot ? *slot : -1;
   if (slot && was < 0)
     *slot = flag;
-  pthread_mutex_unlock(&evrt__acl_lock);
+  pthread_mutex_unlock(&acl__lock);
   if (!m)
-    return evrt__acl_fail(ACL_ERROR_RT_INVALID_HANDLE, fn, "event destroyed");
+    return acl__fail(ACL_ERROR_RT_INVALID_HANDLE, fn, "event destroyed");
   if (was >= 0 && was != flag)
-    return evrt__acl_fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
                           "the event's %s flag was fixed to %d by its first "
                           "%s; %d is not allowed now",
                           record ? "record" : "wait", was,
@@ -196,25 +196,25 @@ static aclError record(const char *fn, aclrtEvent event, aclrtStream stream,
   if (r)
     return r;
   if (m.flags & ACL_EVENT_DEVICE_USE_ONLY)
-    return evrt__acl_fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
                           "an ACL_EVENT_DEVICE_USE_ONLY event cannot be "
                           "recorded from the host");
   evrt_stream_t h;
-  if ((r = evrt__acl_stream(fn, stream, &h)))
+  if ((r = acl__stream(fn, stream, &h)))
     return r;
   int sdev;
   evrt_status_t st = evrt_stream_get_device(h, &sdev);
   if (st)
-    return evrt__acl_st(st, fn);
+    return acl__st(st, fn);
   if (!m.imported && sdev != m.device)
-    return evrt__acl_fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
                           "event of device %d recorded on a stream of "
                           "device %d",
                           m.device, sdev);
   if ((r = sticky(fn, id, true, (int)flag)))
     return r;
   st = evrt_event_record((evrt_event_t)event, h);
-  return evrt__acl_st(st, fn);
+  return acl__st(st, fn);
 }
 
 aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
@@ -225,11 +225,11 @@ aclError aclrtRecordEventWithFlag(aclrtEvent event, aclrtStream stream,
                                   uint32_t flag) {
   static const char fn[] = "aclrtRecordEventWithFlag";
   if (flag == ACL_EVENT_RECORD_EXTERNAL)
-    return evrt__acl_fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, fn,
+    return acl__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, fn,
                           "ACL_EVENT_RECORD_EXTERNAL is for graph capture, "
                           "which evrt does not have");
   if (flag != ACL_EVENT_RECORD_DEFAULT)
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "unknown flag 0x%x",
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "unknown flag 0x%x",
                           flag);
   return record(fn, event, stream, flag);
 }
@@ -240,11 +240,11 @@ static aclError wait_checks(const char *fn, aclrtEvent event, struct meta *m,
   if (r)
     return r;
   if (m->flags & ACL_EVENT_DEVICE_USE_ONLY)
-    return evrt__acl_fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
                           "an ACL_EVENT_DEVICE_USE_ONLY event cannot be used "
                           "from the host");
   if (!(m->flags & WAIT_TASK_FLAGS))
-    return evrt__acl_fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, fn,
+    return acl__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, fn,
                           "event flags 0x%x have no wait task (create it with "
                           "ACL_EVENT_SYNC)",
                           m->flags);
@@ -259,7 +259,7 @@ static aclError stream_wait(const char *fn, aclrtStream stream,
   if (r)
     return r;
   evrt_stream_t h;
-  if ((r = evrt__acl_stream(fn, stream, &h)))
+  if ((r = acl__stream(fn, stream, &h)))
     return r;
   if (m.mode == LEGACY && !(m.flags & ACL_EVENT_SYNC) && !m.imported) {
     /* A default legacy event must have been recorded once; after a reset
@@ -267,9 +267,9 @@ static aclError stream_wait(const char *fn, aclrtStream stream,
     evrt_event_info_t info;
     evrt_status_t st = evrt_event_get_info((evrt_event_t)event, &info);
     if (st)
-      return evrt__acl_st(st, fn);
+      return acl__st(st, fn);
     if (info.record_count == 0)
-      return evrt__acl_fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+      return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
                             "the event has not been recorded: call "
                             "aclrtRecordEvent first");
   }
@@ -279,11 +279,11 @@ static aclError stream_wait(const char *fn, aclrtStream stream,
       timeout_ns >= 0
           ? evrt_stream_wait_event_timeout(h, (evrt_event_t)event, timeout_ns)
           : evrt_stream_wait_event(h, (evrt_event_t)event);
-  return evrt__acl_st(st, fn);
+  return acl__st(st, fn);
 }
 
 aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
-  unsigned s = atomic_load_explicit(&evrt__acl_op_wait_timeout,
+  unsigned s = atomic_load_explicit(&acl__op_wait_timeout,
                                     memory_order_relaxed);
   return stream_wait("aclrtStreamWaitEvent", stream, event,
                      s ? (int64_t)s * 1000000000 : -1);
@@ -293,7 +293,7 @@ aclError aclrtStreamWaitEventWithTimeout(aclrtStream stream, aclrtEvent event,
                                          int32_t timeout) {
   static const char fn[] = "aclrtStreamWaitEventWithTimeout";
   if (timeout < 0)
-    return evrt__acl_fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
                           "timeout %d s is negative (0 = never times out)",
                           (int)timeout);
   /* seconds, as the doc and the official sample use it */
@@ -305,14 +305,14 @@ aclError aclrtStreamWaitEventWithFlag(aclrtStream stream, aclrtEvent event,
                                       uint32_t timeout, uint32_t flag) {
   static const char fn[] = "aclrtStreamWaitEventWithFlag";
   if (flag == ACL_EVENT_WAIT_EXTERNAL)
-    return evrt__acl_fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, fn,
+    return acl__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, fn,
                           "ACL_EVENT_WAIT_EXTERNAL is for graph capture, "
                           "which evrt does not have");
   if (flag != ACL_EVENT_WAIT_DEFAULT)
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "unknown flag 0x%x",
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "unknown flag 0x%x",
                           flag);
   if (timeout > INT32_MAX)
-    return evrt__acl_fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
                           "timeout %u s is too large", timeout);
   return stream_wait(fn, stream, event,
                      timeout ? (int64_t)timeout * 1000000000 : -1);
@@ -326,31 +326,31 @@ aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream) {
   if (r)
     return r;
   if (m.mode == NEW_MODE || (m.flags & ACL_EVENT_IPC))
-    return evrt__acl_fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, fn,
+    return acl__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, fn,
                           "events from aclrtCreateEventExWithFlag are reused "
                           "by recording again; they cannot be reset");
   evrt_stream_t h;
-  if ((r = evrt__acl_stream(fn, stream, &h)))
+  if ((r = acl__stream(fn, stream, &h)))
     return r;
   evrt_status_t st = evrt_event_reset((evrt_event_t)event, h);
-  return evrt__acl_st2(st, EVRT_ERROR_NOT_RECORDED, ACL_ERROR_RT_PARAM_INVALID,
+  return acl__st2(st, EVRT_ERROR_NOT_RECORDED, ACL_ERROR_RT_PARAM_INVALID,
                        fn);
 }
 
 static aclError info_of(const char *fn, aclrtEvent event, evrt_event_info_t *i) {
-  return evrt__acl_st(evrt_event_get_info((evrt_event_t)event, i), fn);
+  return acl__st(evrt_event_get_info((evrt_event_t)event, i), fn);
 }
 
 aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus *status) {
   static const char fn[] = "aclrtQueryEvent";
   if (!status)
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "status is NULL");
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "status is NULL");
   struct meta m;
   aclError r = lookup(fn, event, &m, NULL);
   if (r)
     return r;
   if (m.mode == NEW_MODE || (m.flags & (ACL_EVENT_EXTERNAL | ACL_EVENT_IPC)))
-    return evrt__acl_fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, fn,
+    return acl__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, fn,
                           "not supported for this event; use "
                           "aclrtQueryEventStatus");
   evrt_event_info_t i;
@@ -368,13 +368,13 @@ aclError aclrtQueryEventStatus(aclrtEvent event,
                                aclrtEventRecordedStatus *status) {
   static const char fn[] = "aclrtQueryEventStatus";
   if (!status)
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "status is NULL");
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "status is NULL");
   struct meta m;
   aclError r = lookup(fn, event, &m, NULL);
   if (r)
     return r;
   if (m.flags & ACL_EVENT_EXTERNAL)
-    return evrt__acl_fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, fn,
+    return acl__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, fn,
                           "not supported for ACL_EVENT_EXTERNAL events");
   evrt_event_info_t i;
   if ((r = info_of(fn, event, &i)))
@@ -390,18 +390,18 @@ aclError aclrtQueryEventWaitStatus(aclrtEvent event,
                                    aclrtEventWaitStatus *status) {
   static const char fn[] = "aclrtQueryEventWaitStatus";
   if (!status)
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "status is NULL");
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "status is NULL");
   struct meta m;
   aclError r = lookup(fn, event, &m, NULL);
   if (r)
     return r;
   if (m.mode == NEW_MODE || (m.flags & (ACL_EVENT_EXTERNAL | ACL_EVENT_IPC)))
-    return evrt__acl_fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, fn,
+    return acl__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, fn,
                           "not supported for events from "
                           "aclrtCreateEventExWithFlag");
   evrt_status_t st = evrt_event_wait_status((evrt_event_t)event);
   if (st != EVRT_SUCCESS && st != EVRT_NOT_READY)
-    return evrt__acl_st(st, fn);
+    return acl__st(st, fn);
   *status = st == EVRT_SUCCESS ? ACL_EVENT_WAIT_STATUS_COMPLETE
                                : ACL_EVENT_WAIT_STATUS_NOT_READY;
   return ACL_SUCCESS;
@@ -413,10 +413,10 @@ static aclError sync_event(const char *fn, aclrtEvent event, int64_t ns) {
   if (r)
     return r;
   if (m.flags & ACL_EVENT_EXTERNAL)
-    return evrt__acl_fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, fn,
+    return acl__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, fn,
                           "not supported for ACL_EVENT_EXTERNAL events");
   evrt_status_t st = evrt_event_synchronize_timeout((evrt_event_t)event, ns);
-  return evrt__acl_st2(st, EVRT_ERROR_TIMEOUT, ACL_ERROR_RT_EVENT_SYNC_TIMEOUT,
+  return acl__st2(st, EVRT_ERROR_TIMEOUT, ACL_ERROR_RT_EVENT_SYNC_TIMEOUT,
                        fn);
 }
 
@@ -427,7 +427,7 @@ aclError aclrtSynchronizeEvent(aclrtEvent event) {
 aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event, int32_t timeout) {
   static const char fn[] = "aclrtSynchronizeEventWithTimeout";
   if (timeout < -1 || timeout == 0)
-    return evrt__acl_fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
                           "timeout %d: must be -1 (forever) or > 0 ms",
                           (int)timeout);
   return sync_event(fn, event, timeout < 0 ? -1 : (int64_t)timeout * 1000000);
@@ -439,7 +439,7 @@ static aclError timing_checks(const char *fn, aclrtEvent event) {
   if (r)
     return r;
   if (m.flags & (ACL_EVENT_EXTERNAL | ACL_EVENT_IPC))
-    return evrt__acl_fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, fn,
+    return acl__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, fn,
                           "no timestamps for external or IPC events");
   return ACL_SUCCESS;
 }
@@ -454,14 +454,14 @@ static aclError timing_status(const char *fn, evrt_status_t st,
         (b && !evrt_event_get_info((evrt_event_t)b, &i) && !i.record_count))
       st = EVRT_ERROR_NOT_RECORDED;
   }
-  return evrt__acl_st(st, fn);
+  return acl__st(st, fn);
 }
 
 aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent,
                                aclrtEvent endEvent) {
   static const char fn[] = "aclrtEventElapsedTime";
   if (!ms)
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "ms is NULL");
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "ms is NULL");
   aclError r = timing_checks(fn, startEvent);
   if (r || (r = timing_checks(fn, endEvent)))
     return r;
@@ -473,7 +473,7 @@ aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent,
 aclError aclrtEventGetTimestamp(aclrtEvent event, uint64_t *timestamp) {
   static const char fn[] = "aclrtEventGetTimestamp";
   if (!timestamp)
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "timestamp is NULL");
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "timestamp is NULL");
   aclError r = timing_checks(fn, event);
   if (r)
     return r;
@@ -488,14 +488,14 @@ aclError aclrtEventGetTimestamp(aclrtEvent event, uint64_t *timestamp) {
 aclError aclrtGetEventId(aclrtEvent event, uint32_t *eventId) {
   static const char fn[] = "aclrtGetEventId";
   if (!eventId)
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "eventId is NULL");
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "eventId is NULL");
   struct meta m;
   uint64_t id;
   aclError r = lookup(fn, event, &m, &id);
   if (r)
     return r;
   if (m.flags & ACL_EVENT_IPC)
-    return evrt__acl_fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, fn,
+    return acl__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, fn,
                           "IPC events have no event id");
   *eventId = (uint32_t)id;
   return ACL_SUCCESS;
@@ -504,12 +504,12 @@ aclError aclrtGetEventId(aclrtEvent event, uint32_t *eventId) {
 aclError aclrtGetEventAvailNum(uint32_t *eventCount) {
   static const char fn[] = "aclrtGetEventAvailNum";
   if (!eventCount)
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "eventCount is NULL");
-  struct evrt__acl_ctx *c = NULL;
-  aclError r = evrt__acl_current(fn, &c);
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "eventCount is NULL");
+  struct acl__ctx *c = NULL;
+  aclError r = acl__current(fn, &c);
   if (r)
     return r;
-  return evrt__acl_st(evrt_device_event_available(c->device, eventCount), fn);
+  return acl__st(evrt_device_event_available(c->device, eventCount), fn);
 }
 
 /* ------------------------------------------------------------- IPC */
@@ -517,19 +517,19 @@ aclError aclrtGetEventAvailNum(uint32_t *eventCount) {
 aclError aclrtIpcGetEventHandle(aclrtEvent event, aclrtIpcEventHandle *handle) {
   static const char fn[] = "aclrtIpcGetEventHandle";
   if (!handle)
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "handle is NULL");
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "handle is NULL");
   struct meta m;
   aclError r = lookup(fn, event, &m, NULL);
   if (r)
     return r;
   if (m.mode != NEW_MODE || m.flags != ACL_EVENT_IPC || m.imported)
-    return evrt__acl_fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
                           "only events created by aclrtCreateEventExWithFlag"
                           "(ACL_EVENT_IPC) in this process can be exported");
   evrt_ipc_event_handle_t h;
   evrt_status_t st = evrt_event_ipc_handle((evrt_event_t)event, &h);
   if (st)
-    return evrt__acl_st(st, fn);
+    return acl__st(st, fn);
   _Static_assert(sizeof h == sizeof *handle, "IPC handle sizes differ");
   memcpy(handle, &h, sizeof h);
   return ACL_SUCCESS;
@@ -538,16 +538,16 @@ aclError aclrtIpcGetEventHandle(aclrtEvent event, aclrtIpcEventHandle *handle) {
 aclError aclrtIpcOpenEventHandle(aclrtIpcEventHandle handle, aclrtEvent *event) {
   static const char fn[] = "aclrtIpcOpenEventHandle";
   if (!event)
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "event is NULL");
-  struct evrt__acl_ctx *c = NULL;
-  aclError r = evrt__acl_current(fn, &c);
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "event is NULL");
+  struct acl__ctx *c = NULL;
+  aclError r = acl__current(fn, &c);
   if (r)
     return r;
   evrt_ipc_event_handle_t h;
   memcpy(&h, &handle, sizeof h);
   struct meta *m = malloc(sizeof *m);
   if (!m)
-    return evrt__acl_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
+    return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
   *m = (struct meta){NEW_MODE, ACL_EVENT_IPC, c->device, -1, -1, 1};
   evrt_event_t e = NULL;
   evrt_status_t st = evrt_event_ipc_open(&e, &h);

@@ -8,8 +8,11 @@
  * wait flags, stream context, callback subscription) lives in side tables
  * keyed by the evrt object id, which is never reused.
  *
- * Lock order: evrt__acl_lock (the layer's one global mutex) -> a report
- * queue's mutex.  No evrt call that can block is made under evrt__acl_lock
+ * Internal names of this layer start with acl__ (ACL__ for macros), never
+ * evrt__: the layer sees evrt only through include/evrt.h.
+ *
+ * Lock order: acl__lock (the layer's one global mutex) -> a report
+ * queue's mutex.  No evrt call that can block is made under acl__lock
  * except stream and event creation and destruction, which do not block.
  */
 #ifndef EVRT_ACL_INTERNAL_H
@@ -30,71 +33,71 @@
 #define ACL__EVENT_DEFAULT_FLAG 0x0Eu
 #define ACL__EVENT_DDSYNC 0x04u
 
-extern pthread_mutex_t evrt__acl_lock;
+extern pthread_mutex_t acl__lock;
 
 /* ------------------------------------------------------------ errors */
 /* Record code + formatted message for aclGetRecentErrMsg/GetLastError and
  * return code. */
-aclError evrt__acl_fail(aclError code, const char *fn, const char *fmt, ...)
+aclError acl__fail(aclError code, const char *fn, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Map an evrt failure status to its ACL code (the one table), record it
  * with evrt's detail message, and return it. */
-aclError evrt__acl_st(evrt_status_t st, const char *fn);
+aclError acl__st(evrt_status_t st, const char *fn);
 /* Same, but status `special` maps to `code` instead of the table's value. */
-aclError evrt__acl_st2(evrt_status_t st, evrt_status_t special, aclError code,
+aclError acl__st2(evrt_status_t st, evrt_status_t special, aclError code,
                        const char *fn);
-aclError evrt__acl_code_of(evrt_status_t st);
+aclError acl__code_of(evrt_status_t st);
 
 /* ----------------------------------------------------- id -> value map */
-struct evrt__acl_map;
-void *evrt__acl_map_get(struct evrt__acl_map **m, uint64_t key);
-int evrt__acl_map_put(struct evrt__acl_map **m, uint64_t key, void *value);
-void *evrt__acl_map_del(struct evrt__acl_map **m, uint64_t key);
+struct acl__map;
+void *acl__map_get(struct acl__map **m, uint64_t key);
+int acl__map_put(struct acl__map **m, uint64_t key, void *value);
+void *acl__map_del(struct acl__map **m, uint64_t key);
 /* Visit every value; fn may not modify the map. */
-void evrt__acl_map_each(struct evrt__acl_map *m, void (*fn)(uint64_t, void *, void *),
+void acl__map_each(struct acl__map *m, void (*fn)(uint64_t, void *, void *),
                         void *arg);
 
 /* ---------------------------------------------------------- contexts */
-struct evrt__acl_ctx {
+struct acl__ctx {
   uint32_t magic;
   int device;
   bool is_default;
-  bool alive; /* under evrt__acl_lock */
+  bool alive; /* under acl__lock */
   evrt_stream_t def_stream;
-  struct evrt__acl_ctx *next; /* every context ever made; never freed, so a
+  struct acl__ctx *next; /* every context ever made; never freed, so a
                                  stale thread-local pointer is safe to test */
 };
 
 /* Current context of the thread, or 107002 with a message. Caller holds no
  * lock. */
-aclError evrt__acl_current(const char *fn, struct evrt__acl_ctx **ctx);
+aclError acl__current(const char *fn, struct acl__ctx **ctx);
 
 /* ----------------------------------------------------------- streams */
-struct evrt__acl_report_queue;
-struct evrt__acl_stream {
-  struct evrt__acl_ctx *ctx;
+struct acl__report_queue;
+struct acl__stream {
+  struct acl__ctx *ctx;
   evrt_stream_t handle;
   uint32_t flags, priority;
   uint64_t failure_mode;
   uint64_t seen_wait_failures;
-  struct evrt__acl_report_queue *sub; /* subscribed report thread or NULL */
+  struct acl__report_queue *sub; /* subscribed report thread or NULL */
   bool is_default;
 };
-extern struct evrt__acl_map *evrt__acl_streams;
-extern unsigned evrt__acl_stream_count[ACL__MAX_DEVICES];
+extern struct acl__map *acl__streams;
+extern unsigned acl__stream_count[ACL__MAX_DEVICES];
 
 /* Resolve an aclrtStream (NULL = default stream of the current context) to
  * its evrt handle; evrt validates the handle when it is used. */
-aclError evrt__acl_stream(const char *fn, aclrtStream s, evrt_stream_t *h);
-/* Same, returning with evrt__acl_lock held and *meta valid (or NULL for a
+aclError acl__stream(const char *fn, aclrtStream s, evrt_stream_t *h);
+/* Same, returning with acl__lock held and *meta valid (or NULL for a
  * stream the layer did not create) on success. */
-aclError evrt__acl_stream_locked(const char *fn, aclrtStream s,
-                                 evrt_stream_t *h, struct evrt__acl_stream **meta);
+aclError acl__stream_locked(const char *fn, aclrtStream s,
+                                 evrt_stream_t *h, struct acl__stream **meta);
 /* Register a stream created by the layer (lock held). */
-int evrt__acl_stream_add(evrt_stream_t h, struct evrt__acl_ctx *ctx,
+int acl__stream_add(evrt_stream_t h, struct acl__ctx *ctx,
                          uint32_t flags, uint32_t priority, bool is_default);
 
 /* Seconds; 0 = stream waits never time out. */
-extern atomic_uint evrt__acl_op_wait_timeout;
+extern atomic_uint acl__op_wait_timeout;
 
 #endif

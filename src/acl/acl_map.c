@@ -1,7 +1,7 @@
 /*
  * acl_map.c - a small chained hash map uint64 id -> pointer, for the side
  * tables of events and streams.  Not thread-safe: callers hold
- * evrt__acl_lock.  It grows by doubling so 65535+ live events stay O(1).
+ * acl__lock.  It grows by doubling so 65535+ live events stay O(1).
  */
 #include "acl_internal.h"
 
@@ -13,7 +13,7 @@ struct node {
   struct node *next;
 };
 
-struct evrt__acl_map {
+struct acl__map {
   size_t nbuckets, count;
   struct node **b;
 };
@@ -25,7 +25,7 @@ static size_t slot(uint64_t k, size_t n) {
   return (size_t)(k & (n - 1));
 }
 
-static int grow(struct evrt__acl_map *m) {
+static int grow(struct acl__map *m) {
   size_t n = m->nbuckets ? m->nbuckets * 2 : 256;
   struct node **nb = calloc(n, sizeof *nb);
   if (!nb)
@@ -43,8 +43,8 @@ static int grow(struct evrt__acl_map *m) {
   return 0;
 }
 
-void *evrt__acl_map_get(struct evrt__acl_map **mp, uint64_t key) {
-  struct evrt__acl_map *m = *mp;
+void *acl__map_get(struct acl__map **mp, uint64_t key) {
+  struct acl__map *m = *mp;
   if (!m || !m->nbuckets)
     return NULL;
   for (struct node *x = m->b[slot(key, m->nbuckets)]; x; x = x->next)
@@ -53,10 +53,10 @@ void *evrt__acl_map_get(struct evrt__acl_map **mp, uint64_t key) {
   return NULL;
 }
 
-int evrt__acl_map_put(struct evrt__acl_map **mp, uint64_t key, void *value) {
+int acl__map_put(struct acl__map **mp, uint64_t key, void *value) {
   if (!*mp && !(*mp = calloc(1, sizeof **mp)))
     return -1;
-  struct evrt__acl_map *m = *mp;
+  struct acl__map *m = *mp;
   if (m->count >= m->nbuckets && grow(m))
     return -1;
   struct node *x = malloc(sizeof *x);
@@ -71,8 +71,8 @@ int evrt__acl_map_put(struct evrt__acl_map **mp, uint64_t key, void *value) {
   return 0;
 }
 
-void *evrt__acl_map_del(struct evrt__acl_map **mp, uint64_t key) {
-  struct evrt__acl_map *m = *mp;
+void *acl__map_del(struct acl__map **mp, uint64_t key) {
+  struct acl__map *m = *mp;
   if (!m || !m->nbuckets)
     return NULL;
   for (struct node **pp = &m->b[slot(key, m->nbuckets)]; *pp; pp = &(*pp)->next)
@@ -87,7 +87,7 @@ void *evrt__acl_map_del(struct evrt__acl_map **mp, uint64_t key) {
   return NULL;
 }
 
-void evrt__acl_map_each(struct evrt__acl_map *m,
+void acl__map_each(struct acl__map *m,
                         void (*fn)(uint64_t, void *, void *), void *arg) {
   if (!m)
     return;

@@ -47,11 +47,11 @@ static bool find(const void *p, size_t n, struct blk *out) {
 
 static aclError alloc(const char *fn, void **ptr, size_t size, bool host) {
   if (!ptr)
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "pointer is NULL");
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "pointer is NULL");
   if (size == 0)
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "size is 0");
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "size is 0");
   if (size > SIZE_MAX / 2)
-    return evrt__acl_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn,
+    return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn,
                           "size %zu is too large", size);
   /* The doc: size rounded up to 32 bytes plus 32, start 64-byte aligned. */
   size_t real = ((size + 31) & ~(size_t)31) + 32;
@@ -60,7 +60,7 @@ static aclError alloc(const char *fn, void **ptr, size_t size, bool host) {
   void *p = b ? aligned_alloc(64, real) : NULL;
   if (!p) {
     free(b);
-    return evrt__acl_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn,
+    return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn,
                           "cannot allocate %zu bytes", size);
   }
   *b = (struct blk){(uintptr_t)p, real, host};
@@ -70,7 +70,7 @@ static aclError alloc(const char *fn, void **ptr, size_t size, bool host) {
   if (!ins) {
     free(p);
     free(b);
-    return evrt__acl_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
+    return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
   }
   *ptr = p;
   return ACL_SUCCESS;
@@ -78,7 +78,7 @@ static aclError alloc(const char *fn, void **ptr, size_t size, bool host) {
 
 static aclError release(const char *fn, void *p, bool host) {
   if (!p)
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "pointer is NULL");
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "pointer is NULL");
   struct blk key = {(uintptr_t)p, 1, false};
   pthread_mutex_lock(&mem_lock);
   struct blk **hit = tfind(&key, &tree, cmp);
@@ -88,7 +88,7 @@ static aclError release(const char *fn, void *p, bool host) {
     tdelete(&key, &tree, cmp);
   pthread_mutex_unlock(&mem_lock);
   if (!ok)
-    return evrt__acl_fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
                           "%p was not returned by %s (or was freed already)",
                           p, host ? "aclrtMallocHost" : "aclrtMalloc");
   free(p);
@@ -104,7 +104,7 @@ aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy) {
                            ACL_MEM_TYPE_HIGH_BAND_WIDTH |
                            ACL_MEM_ACCESS_USER_SPACE_READONLY;
   if (base > ACL_MEM_MALLOC_HUGE1G_ONLY_P2P || (mods & ~allowed))
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "unknown policy 0x%x",
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "unknown policy 0x%x",
                           (unsigned)policy);
   return alloc(fn, devPtr, size, false);
 }
@@ -122,14 +122,14 @@ aclError aclrtFreeHost(void *hostPtr) {
 static aclError copy_checks(const char *fn, void *dst, size_t destMax,
                             const void *src, size_t count, int kind) {
   if (!dst || !src)
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "%s is NULL",
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "%s is NULL",
                           dst ? "src" : "dst");
   if (count > destMax)
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn,
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
                           "count %zu is larger than destMax %zu", count,
                           destMax);
   if (kind < ACL_MEMCPY_HOST_TO_HOST || kind > ACL_MEMCPY_INTER_DEVICE_TO_DEVICE)
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "unknown kind %d", kind);
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "unknown kind %d", kind);
   return ACL_SUCCESS;
 }
 
@@ -151,11 +151,11 @@ aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
   if (r)
     return r;
   if (kind == ACL_MEMCPY_HOST_TO_HOST)
-    return evrt__acl_fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, fn,
+    return acl__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, fn,
                           "host-to-host copies are not asynchronous: use "
                           "aclrtMemcpy");
   evrt_stream_t h;
-  if ((r = evrt__acl_stream(fn, stream, &h)))
+  if ((r = acl__stream(fn, stream, &h)))
     return r;
   /* The host side of the copy: plain (not ACL-allocated) host memory makes
    * the call return only after the copy completes. */
@@ -170,16 +170,16 @@ aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
   evrt_status_t st = evrt_memcpy_async(h, dst, src, count);
   if (st == EVRT_SUCCESS && sync)
     st = evrt_stream_synchronize(h);
-  return evrt__acl_st(st, fn);
+  return acl__st(st, fn);
 }
 
 aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value,
                      size_t count) {
   static const char fn[] = "aclrtMemset";
   if (!devPtr)
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "devPtr is NULL");
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "devPtr is NULL");
   if (count > maxCount)
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn,
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
                           "count %zu is larger than maxCount %zu", count,
                           maxCount);
   memset(devPtr, value, count);
@@ -190,14 +190,14 @@ aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value,
                           size_t count, aclrtStream stream) {
   static const char fn[] = "aclrtMemsetAsync";
   if (!devPtr)
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "devPtr is NULL");
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "devPtr is NULL");
   if (count > maxCount)
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn,
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
                           "count %zu is larger than maxCount %zu", count,
                           maxCount);
   evrt_stream_t h;
-  aclError r = evrt__acl_stream(fn, stream, &h);
+  aclError r = acl__stream(fn, stream, &h);
   if (r)
     return r;
-  return evrt__acl_st(evrt_memset_async(h, devPtr, value, count), fn);
+  return acl__st(evrt_memset_async(h, devPtr, value, count), fn);
 }

@@ -26,7 +26,7 @@ struct wait_task {
   uint32_t timeout_ms;
 };
 
-static struct notify *notifies; /* live ones, under evrt__acl_lock */
+static struct notify *notifies; /* live ones, under acl__lock */
 static uint32_t next_id;
 
 static void unref(struct notify *n) {
@@ -41,16 +41,16 @@ static void unref(struct notify *n) {
 /* Validate and take a task reference. */
 static aclError get(const char *fn, aclrtNotify h, struct notify **out) {
   if (!h)
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "notify is NULL");
-  pthread_mutex_lock(&evrt__acl_lock);
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "notify is NULL");
+  pthread_mutex_lock(&acl__lock);
   struct notify *n = notifies;
   while (n && n != (struct notify *)h)
     n = n->next;
   if (n)
     atomic_fetch_add_explicit(&n->refs, 1, memory_order_relaxed);
-  pthread_mutex_unlock(&evrt__acl_lock);
+  pthread_mutex_unlock(&acl__lock);
   if (!n)
-    return evrt__acl_fail(ACL_ERROR_RT_INVALID_HANDLE, fn,
+    return acl__fail(ACL_ERROR_RT_INVALID_HANDLE, fn,
                           "notify %p is destroyed or not a notify", h);
   *out = n;
   return ACL_SUCCESS;
@@ -59,17 +59,17 @@ static aclError get(const char *fn, aclrtNotify h, struct notify **out) {
 aclError aclrtCreateNotify(aclrtNotify *notify, uint64_t flag) {
   static const char fn[] = "aclrtCreateNotify";
   if (!notify)
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "notify is NULL");
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "notify is NULL");
   if (flag != 0)
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn,
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
                           "flag is reserved and must be 0");
-  struct evrt__acl_ctx *c = NULL;
-  aclError r = evrt__acl_current(fn, &c);
+  struct acl__ctx *c = NULL;
+  aclError r = acl__current(fn, &c);
   if (r)
     return r;
   struct notify *n = calloc(1, sizeof *n);
   if (!n)
-    return evrt__acl_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
+    return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
   pthread_mutex_init(&n->m, NULL);
   pthread_condattr_t a;
   pthread_condattr_init(&a);
@@ -77,11 +77,11 @@ aclError aclrtCreateNotify(aclrtNotify *notify, uint64_t flag) {
   pthread_cond_init(&n->cv, &a);
   pthread_condattr_destroy(&a);
   atomic_init(&n->refs, 1);
-  pthread_mutex_lock(&evrt__acl_lock);
+  pthread_mutex_lock(&acl__lock);
   n->id = next_id++;
   n->next = notifies;
   notifies = n;
-  pthread_mutex_unlock(&evrt__acl_lock);
+  pthread_mutex_unlock(&acl__lock);
   *notify = n;
   return ACL_SUCCESS;
 }
@@ -89,17 +89,17 @@ aclError aclrtCreateNotify(aclrtNotify *notify, uint64_t flag) {
 aclError aclrtDestroyNotify(aclrtNotify notify) {
   static const char fn[] = "aclrtDestroyNotify";
   if (!notify)
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "notify is NULL");
-  pthread_mutex_lock(&evrt__acl_lock);
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "notify is NULL");
+  pthread_mutex_lock(&acl__lock);
   struct notify **pp = &notifies;
   while (*pp && *pp != (struct notify *)notify)
     pp = &(*pp)->next;
   struct notify *n = *pp;
   if (n)
     *pp = n->next;
-  pthread_mutex_unlock(&evrt__acl_lock);
+  pthread_mutex_unlock(&acl__lock);
   if (!n)
-    return evrt__acl_fail(ACL_ERROR_RT_INVALID_HANDLE, fn,
+    return acl__fail(ACL_ERROR_RT_INVALID_HANDLE, fn,
                           "notify %p is destroyed or not a notify", notify);
   unref(n);
   return ACL_SUCCESS;
@@ -146,10 +146,10 @@ aclError aclrtRecordNotify(aclrtNotify notify, aclrtStream stream) {
     return r;
   evrt_stream_t h;
   evrt_status_t st = EVRT_SUCCESS;
-  if ((r = evrt__acl_stream(fn, stream, &h)) ||
+  if ((r = acl__stream(fn, stream, &h)) ||
       (st = evrt_launch_host_func_labeled(h, do_record, n, "acl_notify_record"))) {
     unref(n);
-    return r ? r : evrt__acl_st(st, fn);
+    return r ? r : acl__st(st, fn);
   }
   return ACL_SUCCESS;
 }
@@ -165,16 +165,16 @@ aclError aclrtWaitAndResetNotify(aclrtNotify notify, aclrtStream stream,
   evrt_stream_t h;
   evrt_status_t st = EVRT_SUCCESS;
   if (!w)
-    r = evrt__acl_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
+    r = acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
   else {
     w->n = n;
     w->timeout_ms = timeout;
   }
-  if (r || (r = evrt__acl_stream(fn, stream, &h)) ||
+  if (r || (r = acl__stream(fn, stream, &h)) ||
       (st = evrt_launch_host_func_labeled(h, do_wait, w, "acl_notify_wait"))) {
     free(w);
     unref(n);
-    return r ? r : evrt__acl_st(st, fn);
+    return r ? r : acl__st(st, fn);
   }
   return ACL_SUCCESS;
 }
@@ -182,7 +182,7 @@ aclError aclrtWaitAndResetNotify(aclrtNotify notify, aclrtStream stream,
 aclError aclrtGetNotifyId(aclrtNotify notify, uint32_t *notifyId) {
   static const char fn[] = "aclrtGetNotifyId";
   if (!notifyId)
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "notifyId is NULL");
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "notifyId is NULL");
   struct notify *n;
   aclError r = get(fn, notify, &n);
   if (r)

@@ -1,7 +1,7 @@
 /*
  * acl_stream.c - streams.  An aclrtStream is an evrt_stream_t; NULL is the
  * default stream of the calling thread's current context.  The side table
- * (evrt__acl_streams, under evrt__acl_lock) keeps what ACL adds: the owning
+ * (acl__streams, under acl__lock) keeps what ACL adds: the owning
  * context, flags, failure mode, the callback subscription and how many
  * timed-out waits the last synchronize already reported.
  */
@@ -9,15 +9,15 @@
 
 #include <stdlib.h>
 
-struct evrt__acl_map *evrt__acl_streams;
-unsigned evrt__acl_stream_count[ACL__MAX_DEVICES];
+struct acl__map *acl__streams;
+unsigned acl__stream_count[ACL__MAX_DEVICES];
 
-int evrt__acl_stream_add(evrt_stream_t h, struct evrt__acl_ctx *ctx,
+int acl__stream_add(evrt_stream_t h, struct acl__ctx *ctx,
                          uint32_t flags, uint32_t priority, bool is_default) {
   uint64_t id;
   if (evrt_stream_get_id(h, &id))
     return -1;
-  struct evrt__acl_stream *m = calloc(1, sizeof *m);
+  struct acl__stream *m = calloc(1, sizeof *m);
   if (!m)
     return -1;
   m->ctx = ctx;
@@ -25,39 +25,39 @@ int evrt__acl_stream_add(evrt_stream_t h, struct evrt__acl_ctx *ctx,
   m->flags = flags;
   m->priority = priority;
   m->is_default = is_default;
-  if (evrt__acl_map_put(&evrt__acl_streams, id, m)) {
+  if (acl__map_put(&acl__streams, id, m)) {
     free(m);
     return -1;
   }
-  evrt__acl_stream_count[ctx->device]++;
+  acl__stream_count[ctx->device]++;
   return 0;
 }
 
-aclError evrt__acl_stream(const char *fn, aclrtStream s, evrt_stream_t *h) {
+aclError acl__stream(const char *fn, aclrtStream s, evrt_stream_t *h) {
   if (s) {
     *h = (evrt_stream_t)s;
     return ACL_SUCCESS;
   }
-  struct evrt__acl_ctx *c = NULL;
-  aclError r = evrt__acl_current(fn, &c);
+  struct acl__ctx *c = NULL;
+  aclError r = acl__current(fn, &c);
   if (r)
     return r;
   *h = c->def_stream;
   return ACL_SUCCESS;
 }
 
-aclError evrt__acl_stream_locked(const char *fn, aclrtStream s,
+aclError acl__stream_locked(const char *fn, aclrtStream s,
                                  evrt_stream_t *h,
-                                 struct evrt__acl_stream **meta) {
-  aclError r = evrt__acl_stream(fn, s, h);
+                                 struct acl__stream **meta) {
+  aclError r = acl__stream(fn, s, h);
   if (r)
     return r;
   uint64_t id;
   evrt_status_t st = evrt_stream_get_id(*h, &id);
   if (st)
-    return evrt__acl_st(st, fn);
-  pthread_mutex_lock(&evrt__acl_lock);
-  *meta = evrt__acl_map_get(&evrt__acl_streams, id);
+    return acl__st(st, fn);
+  pthread_mutex_lock(&acl__lock);
+  *meta = acl__map_get(&acl__streams, id);
   return ACL_SUCCESS;
 }
 
@@ -65,16 +65,16 @@ aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority,
                                      uint32_t flag) {
   static const char fn[] = "aclrtCreateStream";
   if (!stream)
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "stream is NULL");
-  struct evrt__acl_ctx *c = NULL;
-  aclError r = evrt__acl_current(fn, &c);
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "stream is NULL");
+  struct acl__ctx *c = NULL;
+  aclError r = acl__current(fn, &c);
   if (r)
     return r;
-  pthread_mutex_lock(&evrt__acl_lock);
-  bool full = evrt__acl_stream_count[c->device] >= ACL__STREAM_LIMIT;
-  pthread_mutex_unlock(&evrt__acl_lock);
+  pthread_mutex_lock(&acl__lock);
+  bool full = acl__stream_count[c->device] >= ACL__STREAM_LIMIT;
+  pthread_mutex_unlock(&acl__lock);
   if (full)
-    return evrt__acl_fail(ACL_ERROR_RT_NO_STREAM_RESOURCE, fn,
+    return acl__fail(ACL_ERROR_RT_NO_STREAM_RESOURCE, fn,
                           "device %d already has %u streams (the limit, "
                           "default streams included)",
                           c->device, ACL__STREAM_LIMIT);
@@ -82,13 +82,13 @@ aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority,
   /* The ACL doc calls priority reserved and unused: it is only stored. */
   evrt_status_t st = evrt_stream_create(&h, c->device, 0, 0);
   if (st)
-    return evrt__acl_st(st, fn);
-  pthread_mutex_lock(&evrt__acl_lock);
-  int bad = evrt__acl_stream_add(h, c, flag, priority, false);
-  pthread_mutex_unlock(&evrt__acl_lock);
+    return acl__st(st, fn);
+  pthread_mutex_lock(&acl__lock);
+  int bad = acl__stream_add(h, c, flag, priority, false);
+  pthread_mutex_unlock(&acl__lock);
   if (bad) {
     evrt_stream_destroy(h);
-    return evrt__acl_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
+    return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
   }
   *stream = (aclrtStream)h;
   return ACL_SUCCESS;
@@ -100,38 +100,38 @@ aclError aclrtCreateStream(aclrtStream *stream) {
 
 static aclError destroy(const char *fn, aclrtStream stream, bool wait) {
   if (!stream)
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn,
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
                           "stream is NULL (the default stream cannot be "
                           "destroyed)");
   evrt_stream_t h = (evrt_stream_t)stream;
   uint64_t id;
   evrt_status_t st = evrt_stream_get_id(h, &id);
   if (st)
-    return evrt__acl_st(st, fn);
-  pthread_mutex_lock(&evrt__acl_lock);
-  struct evrt__acl_stream *m = evrt__acl_map_get(&evrt__acl_streams, id);
+    return acl__st(st, fn);
+  pthread_mutex_lock(&acl__lock);
+  struct acl__stream *m = acl__map_get(&acl__streams, id);
   if (!m || m->is_default) {
-    pthread_mutex_unlock(&evrt__acl_lock);
-    return evrt__acl_fail(m ? ACL_ERROR_RT_PARAM_INVALID
+    pthread_mutex_unlock(&acl__lock);
+    return acl__fail(m ? ACL_ERROR_RT_PARAM_INVALID
                             : ACL_ERROR_RT_INVALID_HANDLE,
                           fn, "%s", m ? "a context's default stream cannot be "
                                         "destroyed"
                                       : "stream was not created by "
                                         "aclrtCreateStream");
   }
-  pthread_mutex_unlock(&evrt__acl_lock);
+  pthread_mutex_unlock(&acl__lock);
   if (wait && (st = evrt_stream_synchronize(h)))
-    return evrt__acl_st(st, fn);
-  pthread_mutex_lock(&evrt__acl_lock);
-  m = evrt__acl_map_del(&evrt__acl_streams, id);
-  if (m && evrt__acl_stream_count[m->ctx->device])
-    evrt__acl_stream_count[m->ctx->device]--;
-  pthread_mutex_unlock(&evrt__acl_lock);
+    return acl__st(st, fn);
+  pthread_mutex_lock(&acl__lock);
+  m = acl__map_del(&acl__streams, id);
+  if (m && acl__stream_count[m->ctx->device])
+    acl__stream_count[m->ctx->device]--;
+  pthread_mutex_unlock(&acl__lock);
   if (!m) /* another thread destroyed it meanwhile */
-    return evrt__acl_fail(ACL_ERROR_RT_INVALID_HANDLE, fn,
+    return acl__fail(ACL_ERROR_RT_INVALID_HANDLE, fn,
                           "stream %p already destroyed", stream);
   free(m);
-  return evrt__acl_st(evrt_stream_destroy(h), fn);
+  return acl__st(evrt_stream_destroy(h), fn);
 }
 
 aclError aclrtDestroyStream(aclrtStream stream) {
@@ -149,14 +149,14 @@ static aclError report_wait_failures(const char *fn, evrt_stream_t h) {
   uint64_t id, n = 0;
   if (evrt_stream_get_id(h, &id) || evrt_stream_wait_failures(h, &n))
     return ACL_SUCCESS;
-  pthread_mutex_lock(&evrt__acl_lock);
-  struct evrt__acl_stream *m = evrt__acl_map_get(&evrt__acl_streams, id);
+  pthread_mutex_lock(&acl__lock);
+  struct acl__stream *m = acl__map_get(&acl__streams, id);
   uint64_t seen = m ? m->seen_wait_failures : n;
   if (m)
     m->seen_wait_failures = n;
-  pthread_mutex_unlock(&evrt__acl_lock);
+  pthread_mutex_unlock(&acl__lock);
   if (n > seen)
-    return evrt__acl_fail(ACL_ERROR_RT_WAIT_TIMEOUT, fn,
+    return acl__fail(ACL_ERROR_RT_WAIT_TIMEOUT, fn,
                           "%llu event wait(s) on this stream timed out",
                           (unsigned long long)(n - seen));
   return ACL_SUCCESS;
@@ -165,17 +165,17 @@ static aclError report_wait_failures(const char *fn, evrt_stream_t h) {
 aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout) {
   static const char fn[] = "aclrtSynchronizeStreamWithTimeout";
   if (timeout < -1 || timeout == 0)
-    return evrt__acl_fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
                           "timeout %d: must be -1 (forever) or > 0 ms",
                           (int)timeout);
   evrt_stream_t h;
-  aclError r = evrt__acl_stream(fn, stream, &h);
+  aclError r = acl__stream(fn, stream, &h);
   if (r)
     return r;
   evrt_status_t st = evrt_stream_synchronize_timeout(
       h, timeout < 0 ? -1 : (int64_t)timeout * 1000000);
   if (st)
-    return evrt__acl_st2(st, EVRT_ERROR_TIMEOUT,
+    return acl__st2(st, EVRT_ERROR_TIMEOUT,
                          ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, fn);
   return report_wait_failures(fn, h);
 }
@@ -183,26 +183,26 @@ aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout) 
 aclError aclrtSynchronizeStream(aclrtStream stream) {
   static const char fn[] = "aclrtSynchronizeStream";
   evrt_stream_t h;
-  aclError r = evrt__acl_stream(fn, stream, &h);
+  aclError r = acl__stream(fn, stream, &h);
   if (r)
     return r;
   evrt_status_t st = evrt_stream_synchronize(h);
   if (st)
-    return evrt__acl_st(st, fn);
+    return acl__st(st, fn);
   return report_wait_failures(fn, h);
 }
 
 aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status) {
   static const char fn[] = "aclrtStreamQuery";
   if (!status)
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "status is NULL");
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "status is NULL");
   evrt_stream_t h;
-  aclError r = evrt__acl_stream(fn, stream, &h);
+  aclError r = acl__stream(fn, stream, &h);
   if (r)
     return r;
   evrt_status_t st = evrt_stream_query(h);
   if (st != EVRT_SUCCESS && st != EVRT_NOT_READY)
-    return evrt__acl_st(st, fn);
+    return acl__st(st, fn);
   *status = st == EVRT_SUCCESS ? ACL_STREAM_STATUS_COMPLETE
                                : ACL_STREAM_STATUS_NOT_READY;
   return ACL_SUCCESS;
@@ -211,33 +211,33 @@ aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status) {
 aclError aclrtSetStreamFailureMode(aclrtStream stream, uint64_t mode) {
   static const char fn[] = "aclrtSetStreamFailureMode";
   if (mode != ACL_CONTINUE_ON_FAILURE && mode != ACL_STOP_ON_FAILURE)
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn,
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
                           "mode %llu is neither ACL_CONTINUE_ON_FAILURE nor "
                           "ACL_STOP_ON_FAILURE",
                           (unsigned long long)mode);
   evrt_stream_t h;
-  struct evrt__acl_stream *m;
-  aclError r = evrt__acl_stream_locked(fn, stream, &h, &m);
+  struct acl__stream *m;
+  aclError r = acl__stream_locked(fn, stream, &h, &m);
   if (r)
     return r;
   if (m)
     m->failure_mode = mode;
-  pthread_mutex_unlock(&evrt__acl_lock);
+  pthread_mutex_unlock(&acl__lock);
   return ACL_SUCCESS;
 }
 
 aclError aclrtStreamGetId(aclrtStream stream, int32_t *streamId) {
   static const char fn[] = "aclrtStreamGetId";
   if (!streamId)
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "streamId is NULL");
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "streamId is NULL");
   evrt_stream_t h;
-  aclError r = evrt__acl_stream(fn, stream, &h);
+  aclError r = acl__stream(fn, stream, &h);
   if (r)
     return r;
   uint64_t id;
   evrt_status_t st = evrt_stream_get_id(h, &id);
   if (st)
-    return evrt__acl_st(st, fn);
+    return acl__st(st, fn);
   *streamId = (int32_t)(id & 0x7fffffff);
   return ACL_SUCCESS;
 }
@@ -245,14 +245,14 @@ aclError aclrtStreamGetId(aclrtStream stream, int32_t *streamId) {
 aclError aclrtGetStreamAvailableNum(uint32_t *streamCount) {
   static const char fn[] = "aclrtGetStreamAvailableNum";
   if (!streamCount)
-    return evrt__acl_fail(ACL_ERROR_INVALID_PARAM, fn, "streamCount is NULL");
-  struct evrt__acl_ctx *c = NULL;
-  aclError r = evrt__acl_current(fn, &c);
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "streamCount is NULL");
+  struct acl__ctx *c = NULL;
+  aclError r = acl__current(fn, &c);
   if (r)
     return r;
-  pthread_mutex_lock(&evrt__acl_lock);
-  unsigned used = evrt__acl_stream_count[c->device];
-  pthread_mutex_unlock(&evrt__acl_lock);
+  pthread_mutex_lock(&acl__lock);
+  unsigned used = acl__stream_count[c->device];
+  pthread_mutex_unlock(&acl__lock);
   *streamCount = used >= ACL__STREAM_LIMIT ? 0 : ACL__STREAM_LIMIT - used;
   return ACL_SUCCESS;
 }

@@ -114,9 +114,13 @@ evrt_status_t evrt__fail(evrt_status_t st, const char *fmt, ...)
 void *evrt__malloc(size_t size);
 void *evrt__calloc(size_t n, size_t size);
 void evrt__free(void *p);
-/* Test hook: the n-th following allocation fails (n >= 1); 0 disarms.
- * Returns the number of allocations made since the last call. */
-EVRT_EXPORT long evrt__test_fail_alloc_at(long n);
+/* Test hook, compiled only into the test-only static core (evrt_static,
+ * EVRT_TEST_HOOKS), never into libevrt.so: the n-th following allocation
+ * fails (n >= 1); 0 disarms.  Returns the number of allocations made since
+ * the last call. */
+#ifdef EVRT_TEST_HOOKS
+long evrt__test_fail_alloc_at(long n);
+#endif
 
 /* ----------------------------------------------------------- lifecycle */
 enum { EVRT__UNINIT = 0, EVRT__RUNNING, EVRT__SHUTDOWN, EVRT__FORKED };

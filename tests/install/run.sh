@@ -1,8 +1,11 @@
 #!/bin/sh
 # Install the build into a temporary prefix, then build a program against it
-# through pkg-config (as C and as C++) and through the CMake package.
+# through pkg-config (as C and as C++) and through the CMake package, and
+# check the installed libraries' ABI against the version scripts.
+# Usage: run.sh <build-dir> <source-dir>
 set -eu
 build=$1
+srcdir=$2
 src=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -19,9 +22,15 @@ cp "$src/CMakeLists.txt.in" "$tmp/cm/CMakeLists.txt"
 cmake -S "$tmp/cm" -B "$tmp/cm/b" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
 cmake --build "$tmp/cm/b" >/dev/null
 LD_LIBRARY_PATH=$libdir "$tmp/cm/b/consumer_c"
-# the library exports only evrt_* symbols
-if nm -D --defined-only "$libdir/libevrt.so" | awk '$2 != "A" {print $3}' | grep -v '^evrt_' | grep -q .; then
-  echo "non-evrt symbols exported:"; nm -D --defined-only "$libdir/libevrt.so" | grep -v ' evrt_'
-  exit 1
+# The installed libraries export exactly what their version scripts list,
+# and the installed headers declare exactly that.
+inc=$(pkg-config --variable=includedir evrt)
+python3 "$src/abi_check.py" --lib "$libdir/libevrt.so" --map "$srcdir/src/evrt.map" \
+  --macro EVRT_EXPORT --prefix evrt_ --header "$inc/evrt.h" --no-symtab evrt__test_
+if [ -e "$libdir/libascendcl.so" ]; then
+  set --
+  for h in "$inc"/acl/*.h; do set -- "$@" --header "$h"; done
+  python3 "$src/abi_check.py" --lib "$libdir/libascendcl.so" \
+    --map "$srcdir/src/acl/ascendcl.map" --macro ACL_FUNC_VISIBILITY --prefix acl "$@"
 fi
 echo "install test OK"

@@ -33,6 +33,9 @@ extern "C" {
 #define EVRT_EXPORT
 #endif
 
+/* The version of evrt, written here only: CMake's project version (and from
+ * it the pkg-config files, the CMake package and the Debian packages) and
+ * python/setup.py read these three lines. */
 #define EVRT_VERSION_MAJOR 0
 #define EVRT_VERSION_MINOR 1
 #define EVRT_VERSION_PATCH 0
@@ -89,7 +92,7 @@ EVRT_EXPORT void evrt_clear_last_error(void);
 /* Library */
 
 EVRT_EXPORT unsigned evrt_version(void);          /* EVRT_VERSION_HEX */
-EVRT_EXPORT const char *evrt_version_string(void); /* "0.1.0" */
+EVRT_EXPORT const char *evrt_version_string(void); /* "MAJOR.MINOR.PATCH" */
 
 /* Initialization is implicit on first use; evrt_init() makes it explicit.
  * evrt_shutdown() waits for running work items, discards queued ones, joins

@@ -14,12 +14,20 @@ export PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig:$tmp/prefix/lib/x86_64-linux-g
 libdir=$(pkg-config --variable=libdir evrt)
 cc -std=c11 -Wall -Wextra -Werror $(pkg-config --cflags evrt) "$src/consumer.c" -o "$tmp/c" $(pkg-config --libs evrt)
 c++ -std=c++17 -Wall -Wextra -Werror -x c++ $(pkg-config --cflags evrt) "$src/consumer.c" -o "$tmp/cxx" $(pkg-config --libs evrt)
-LD_LIBRARY_PATH=$libdir "$tmp/c"
+# One version everywhere: the library, its header, both .pc files and the
+# CMake package (below) say the same (include/evrt.h is where it is written).
+version=$(pkg-config --modversion evrt)
+LD_LIBRARY_PATH=$libdir "$tmp/c" | tee "$tmp/c.out"
+grep -qx "installed evrt $version works" "$tmp/c.out" ||
+  { echo "evrt.pc says $version, the library and header say otherwise"; exit 1; }
 LD_LIBRARY_PATH=$libdir "$tmp/cxx"
+[ "$(pkg-config --modversion ascendcl)" = "$version" ] ||
+  { echo "ascendcl.pc says $(pkg-config --modversion ascendcl), evrt.pc $version"; exit 1; }
 mkdir "$tmp/cm"
 cp "$src/consumer.c" "$tmp/cm/"
 cp "$src/CMakeLists.txt.in" "$tmp/cm/CMakeLists.txt"
-cmake -S "$tmp/cm" -B "$tmp/cm/b" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
+cmake -S "$tmp/cm" -B "$tmp/cm/b" -DCMAKE_PREFIX_PATH="$tmp/prefix" \
+  -DEVRT_EXPECTED_VERSION="$version" >/dev/null
 cmake --build "$tmp/cm/b" >/dev/null
 LD_LIBRARY_PATH=$libdir "$tmp/cm/b/consumer_c"
 # The installed libraries export exactly what their version scripts list,

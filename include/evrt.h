@@ -206,13 +206,25 @@ typedef enum evrt_event_state {
   EVRT_EVENT_STATE_COMPLETE = 2    /* latest generation complete */
 } evrt_event_state_t;
 
+/* Extensible: the caller sets struct_size before the call, in C
+ *     evrt_event_info_t info = {.struct_size = sizeof info};
+ * Fields are only ever appended (after `reserved`, which keeps the size a
+ * multiple of 8 so that each version has its own size), so a program built
+ * against an older evrt.h passes its smaller size and gets exactly the
+ * fields it knows.  evrt_event_get_info accepts every size a release has had
+ * (0.1: 40 bytes) and writes that many bytes; any other size (0: not set;
+ * larger: built against a newer evrt.h than the library) is
+ * EVRT_ERROR_INVALID_VALUE with nothing written.  The library never changes
+ * struct_size, so the struct can be reused. */
 typedef struct evrt_event_info {
+  uint32_t struct_size;    /* set by the caller: sizeof(evrt_event_info_t) */
   unsigned flags;
   int device;              /* -1 until the first record or export */
   evrt_event_state_t state;
   uint64_t record_count;   /* number of records so far (generation number) */
   uint64_t record_thread;  /* evrt_thread_id() of the latest record, 0 if none */
   int imported;            /* opened from an interprocess handle */
+  uint32_t reserved;       /* 0 */
 } evrt_event_info_t;
 
 /* Events are created lazily: no backend resource until the first record or

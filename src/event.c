@@ -772,6 +772,20 @@ evrt_status_t evrt_event_wait_status(evrt_event_t h) {
   return pending ? EVRT_NOT_READY : EVRT_SUCCESS;
 }
 
+/* The sizes of evrt_event_info_t that callers may pass, one per version of
+ * the struct (evrt.h: fields are only appended).  A new field: append it
+ * in evrt.h, add the new sizeof here, and update the assertion. */
+static const uint32_t info_sizes[] = {40 /* 0.1 */};
+_Static_assert(sizeof(evrt_event_info_t) == 40,
+               "evrt_event_info_t changed: add its new size to info_sizes");
+
+static bool info_size_known(uint32_t size) {
+  for (size_t i = 0; i < sizeof info_sizes / sizeof info_sizes[0]; i++)
+    if (info_sizes[i] == size)
+      return true;
+  return false;
+}
+
 evrt_status_t evrt_event_get_info(evrt_event_t h, evrt_event_info_t *info) {
   struct evrt__event *e = NULL;
   evrt_status_t st = get_event(h, &e);
@@ -779,31 +793,45 @@ evrt_status_t evrt_event_get_info(evrt_event_t h, evrt_event_info_t *info) {
     return st;
   if (!info)
     return evrt__fail(EVRT_ERROR_INVALID_VALUE, "info is NULL");
-  memset(info, 0, sizeof *info);
-  info->flags = e->flags;
-  info->imported = e->imported;
-  info->device = atomic_load_explicit(&e->device, memory_order_relaxed);
+  uint32_t size = info->struct_size;
+  if (!info_size_known(size))
+    return evrt__fail(EVRT_ERROR_INVALID_VALUE,
+                      "info->struct_size is %u: set it to "
+                      "sizeof(evrt_event_info_t) (%zu in evrt %s)%s",
+                      (unsigned)size, sizeof(evrt_event_info_t),
+                      evrt_version_string(),
+                      size > sizeof(evrt_event_info_t)
+                          ? "; built against a newer evrt.h?"
+                          : "");
+  /* Filled here and copied at the end: a failing call writes nothing. */
+  evrt_event_info_t out;
+  memset(&out, 0, sizeof out);
+  out.struct_size = size;
+  out.flags = e->flags;
+  out.imported = e->imported;
+  out.device = atomic_load_explicit(&e->device, memory_order_relaxed);
   if (IS_IPC(e)) {
     st = evrt__ipc_query(e);
     if (st != EVRT_SUCCESS && st != EVRT_NOT_READY)
       return st;
-    info->state = st == EVRT_SUCCESS ? EVRT_EVENT_STATE_COMPLETE
-                                     : EVRT_EVENT_STATE_PENDING;
-    info->record_count = atomic_load_explicit(&e->rec_no, memory_order_relaxed);
-    return EVRT_SUCCESS;
-  }
-  evrt__event_lock(e);
-  struct gen g;
-  g.src = (struct evrt__stream *)atomic_load_explicit(&e->src,
-                                                      memory_order_relaxed);
-  g.target = atomic_load_explicit(&e->target, memory_order_relaxed);
-  info->record_count = atomic_load_explicit(&e->rec_no, memory_order_relaxed);
-  info->record_thread =
-      g.src ? atomic_load_explicit(&e->rec_thread, memory_order_relaxed) : 0;
-  evrt__event_unlock(e);
-  info->state = !g.src         ? EVRT_EVENT_STATE_UNRECORDED
+    out.state = st == EVRT_SUCCESS ? EVRT_EVENT_STATE_COMPLETE
+                                   : EVRT_EVENT_STATE_PENDING;
+    out.record_count = atomic_load_explicit(&e->rec_no, memory_order_relaxed);
+  } else {
+    evrt__event_lock(e);
+    struct gen g;
+    g.src = (struct evrt__stream *)atomic_load_explicit(&e->src,
+                                                        memory_order_relaxed);
+    g.target = atomic_load_explicit(&e->target, memory_order_relaxed);
+    out.record_count = atomic_load_explicit(&e->rec_no, memory_order_relaxed);
+    out.record_thread =
+        g.src ? atomic_load_explicit(&e->rec_thread, memory_order_relaxed) : 0;
+    evrt__event_unlock(e);
+    out.state = !g.src         ? EVRT_EVENT_STATE_UNRECORDED
                 : gen_done(&g) ? EVRT_EVENT_STATE_COMPLETE
                                : EVRT_EVENT_STATE_PENDING;
+  }
+  memcpy(info, &out, size);
   return EVRT_SUCCESS;
 }
 

@@ -15,6 +15,25 @@
  *  - Times are in nanoseconds unless the name says otherwise; a negative
  *    timeout means "wait forever".
  *
+ * Tags: the line above each function says, in this order,
+ *  [ts]       thread-safe: may be called from any thread, racing any other
+ *             call on the same objects, destroy included;
+ *  [!ts]      must not run while any other thread is in (or enters) evrt;
+ *  [nb]       does not wait: returns without waiting for enqueued work,
+ *             another thread's progress, a timeout or file I/O (it may take
+ *             a short internal lock, allocate, or start a runtime thread:
+ *             the workers at the first call, the timer, the IPC watcher);
+ *  [blocks]   may wait: for enqueued work or a timeout (synchronize), or
+ *             for file I/O (tracing);
+ *  [hostfn]   may be called from a host function (evrt_launch_host_func);
+ *  [hostfn*]  may be called from a host function, except to wait for work
+ *             that the host function's own stream has yet to reach: that
+ *             returns EVRT_ERROR_WOULD_DEADLOCK instead of hanging (any other
+ *             wait holds the worker thread; the pool adds workers meanwhile);
+ *  [!hostfn]  from a host function returns EVRT_ERROR_WOULD_DEADLOCK.
+ * tests/install/abi_check.py (test abi_evrt) refuses a declaration without
+ * its tag line.
+ *
  * The normative semantics are in docs/design.md.
  */
 #ifndef EVRT_H
@@ -77,21 +96,28 @@ typedef enum evrt_status {
 } evrt_status_t;
 
 /* Message for a status ("success", "invalid argument value", ...). */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT const char *evrt_strerror(evrt_status_t status);
 /* Name of a status ("EVRT_SUCCESS", "EVRT_ERROR_INVALID_HANDLE", ...). */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT const char *evrt_err_name(evrt_status_t status);
 /* Detail of the last failing call on this thread ("" if none).  The pointer
  * stays valid until the next evrt call on this thread. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT const char *evrt_last_error_message(void);
 /* Status of the last failing call on this thread (EVRT_SUCCESS if none). */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_last_error(void);
 /* Forget the last error of this thread. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT void evrt_clear_last_error(void);
 
 /* ------------------------------------------------------------------------ */
 /* Library */
 
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT unsigned evrt_version(void);          /* EVRT_VERSION_HEX */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT const char *evrt_version_string(void); /* "MAJOR.MINOR.PATCH" */
 
 /* Initialization is implicit on first use; evrt_init() makes it explicit.
@@ -99,20 +125,27 @@ EVRT_EXPORT const char *evrt_version_string(void); /* "MAJOR.MINOR.PATCH" */
  * every worker thread, flushes the trace and invalidates every handle.  Later
  * calls return EVRT_ERROR_SHUTDOWN.  After fork() in a process that had
  * initialized evrt, every call in the child returns EVRT_ERROR_FORKED. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_init(void);
+/* [!ts] [blocks] [!hostfn] */
 EVRT_EXPORT evrt_status_t evrt_shutdown(void);
 
 /* ------------------------------------------------------------------------ */
 /* Devices.  The cpu backend has EVRT_CPU_DEVICES (default 1) virtual devices.
  * The current device is per host thread (default 0). */
 
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_device_count(int *count);
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_set_device(int device);
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_get_device(int *device);
 /* Block until every stream of the device, destroyed ones still draining
  * included, has finished the work enqueued before the call. */
+/* [ts] [blocks] [hostfn*] */
 EVRT_EXPORT evrt_status_t evrt_device_synchronize(int device);
 /* EVRT_ERROR_TIMEOUT if not done within timeout_ns (negative: forever). */
+/* [ts] [blocks] [hostfn*] */
 EVRT_EXPORT evrt_status_t evrt_device_synchronize_timeout(int device,
                                                           int64_t timeout_ns);
 /* Event resources: an event takes one of its device's resources at its first
@@ -120,10 +153,13 @@ EVRT_EXPORT evrt_status_t evrt_device_synchronize_timeout(int device,
  * default limit is 65535 per device (EVRT_EVENT_LIMIT in the environment
  * changes the default).  Lowering the limit below the number in use is an
  * error. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_device_set_event_limit(int device,
                                                       uint32_t limit);
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_device_get_event_limit(int device,
                                                       uint32_t *limit);
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_device_event_available(int device,
                                                       uint32_t *available);
 
@@ -135,48 +171,63 @@ typedef void (*evrt_host_fn)(void *user_data);
 
 /* Priority: lower numbers run first (CUDA convention); 0 is normal and any
  * negative value is "high".  No flags are defined yet: pass 0. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_stream_create(evrt_stream_t *stream, int device,
                                              int priority, unsigned flags);
 /* The default stream of a device (cannot be destroyed). device -1 = current. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_stream_default(int device,
                                               evrt_stream_t *stream);
 /* Returns at once; pending work still completes; the handle is invalid at
  * once and the stream's resources are freed when its work is done. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_stream_destroy(evrt_stream_t stream);
 /* EVRT_SUCCESS if all enqueued work is done, else EVRT_NOT_READY. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_stream_query(evrt_stream_t stream);
+/* [ts] [blocks] [hostfn*] */
 EVRT_EXPORT evrt_status_t evrt_stream_synchronize(evrt_stream_t stream);
 /* EVRT_ERROR_TIMEOUT if not done within timeout_ns (negative: forever). */
+/* [ts] [blocks] [hostfn*] */
 EVRT_EXPORT evrt_status_t evrt_stream_synchronize_timeout(evrt_stream_t stream,
                                                           int64_t timeout_ns);
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_stream_get_device(evrt_stream_t stream,
                                                  int *device);
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_stream_get_priority(evrt_stream_t stream,
                                                    int *priority);
 /* A process-unique id of the stream (stable for its lifetime; for traces and
  * for languages that need a hashable value). */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_stream_get_id(evrt_stream_t stream,
                                              uint64_t *id);
 /* Label used by traces (copied; at most 63 bytes kept). */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_stream_set_name(evrt_stream_t stream,
                                                const char *name);
 
 /* Work items, executed in order.  A host function runs on a worker thread
  * with no runtime lock held; it may call non-blocking evrt functions. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_launch_host_func(evrt_stream_t stream,
                                                 evrt_host_fn fn,
                                                 void *user_data);
 /* Same, with a label shown in traces (copied; at most 31 bytes kept). */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_launch_host_func_labeled(evrt_stream_t stream,
                                                         evrt_host_fn fn,
                                                         void *user_data,
                                                         const char *label);
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_memcpy_async(evrt_stream_t stream, void *dst,
                                             const void *src, size_t bytes);
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_memset_async(evrt_stream_t stream, void *dst,
                                             int value, size_t bytes);
 /* A timed wait of delay_ns in stream order that burns no CPU and holds no
  * worker thread. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_stream_delay(evrt_stream_t stream,
                                             uint64_t delay_ns);
 
@@ -229,57 +280,74 @@ typedef struct evrt_event_info {
 
 /* Events are created lazily: no backend resource until the first record or
  * interprocess export. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_event_create(evrt_event_t *event,
                                             unsigned flags);
 /* Returns at once even if generations are pending; waiters are unaffected. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_event_destroy(evrt_event_t event);
 /* New generation = all work enqueued on stream before this call. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_event_record(evrt_event_t event,
                                             evrt_stream_t stream);
 /* EVRT_SUCCESS if the latest generation is complete (or never recorded),
  * EVRT_NOT_READY otherwise. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_event_query(evrt_event_t event);
+/* [ts] [blocks] [hostfn*] */
 EVRT_EXPORT evrt_status_t evrt_event_synchronize(evrt_event_t event);
+/* [ts] [blocks] [hostfn*] */
 EVRT_EXPORT evrt_status_t evrt_event_synchronize_timeout(evrt_event_t event,
                                                          int64_t timeout_ns);
 /* stream waits for the generation current now; later records, resets or the
  * destruction of event do not change what it waits for. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_stream_wait_event(evrt_stream_t stream,
                                                  evrt_event_t event);
 /* Same, failing the waiting stream's wait after timeout_ns: the stream goes
  * on, and the timeout is counted in evrt_stream_wait_timeouts(). */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_stream_wait_event_timeout(evrt_stream_t stream,
                                                          evrt_event_t event,
                                                          int64_t timeout_ns);
 /* Number of waits on this stream that ended by timeout or peer loss. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_stream_wait_failures(evrt_stream_t stream,
                                                     uint64_t *count);
 /* Milliseconds from start to end.  Errors, checked in this order:
  * EVRT_ERROR_TIMING_DISABLED, EVRT_ERROR_NOT_RECORDED,
  * EVRT_ERROR_NOT_COMPLETE, EVRT_ERROR_DEVICE_MISMATCH. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_event_elapsed_time(float *ms,
                                                   evrt_event_t start,
                                                   evrt_event_t end);
 /* CLOCK_MONOTONIC time (ns) at which the latest record executed; same errors
  * as elapsed time. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_event_timestamp(evrt_event_t event,
                                                uint64_t *ns);
 /* Enqueue on stream a work item that returns the event to "not recorded"
  * (and gives back its event resource).  It has no effect if the event was
  * recorded again after this call.  The event must have been recorded. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_event_reset(evrt_event_t event,
                                            evrt_stream_t stream);
 /* EVRT_SUCCESS when every stream that waited on the latest generation has
  * passed its wait (or none waited), else EVRT_NOT_READY. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_event_wait_status(evrt_event_t event);
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_event_get_info(evrt_event_t event,
                                               evrt_event_info_t *info);
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_event_get_device(evrt_event_t event,
                                                 int *device);
 /* A process-unique id of the event (for traces and hashing). */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_event_get_id(evrt_event_t event, uint64_t *id);
 
 /* Non-zero id of the calling thread, as stored in evrt_event_info_t. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT uint64_t evrt_thread_id(void);
 
 /* ------------------------------------------------------------------------ */
@@ -292,19 +360,24 @@ typedef struct evrt_ipc_event_handle {
 
 /* Export an EVRT_EVENT_INTERPROCESS event (initialized on the current device
  * if never recorded).  Imported events cannot be re-exported. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_event_ipc_handle(evrt_event_t event,
                                                 evrt_ipc_event_handle_t *handle);
 /* Open a handle exported by another process.  The event has timing off and
  * may be queried, synchronized, waited on and recorded. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_event_ipc_open(evrt_event_t *event,
                                               const evrt_ipc_event_handle_t *handle);
 
 /* ------------------------------------------------------------------------ */
 /* Tracing (Chrome trace-event JSON; also EVRT_TRACE=path.json) */
 
+/* [ts] [blocks] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_trace_start(const char *path);
+/* [ts] [blocks] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_trace_stop(void);
 /* Number of trace entries dropped because a buffer was full. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT uint64_t evrt_trace_dropped(void);
 
 #ifdef __cplusplus

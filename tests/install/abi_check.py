@@ -91,8 +91,9 @@ def declared(headers, macro, prefix, tags):
             names[m.group(1)] = h
             if tags:
                 lineno = text.count("\n", 0, m.start())  # 0-based line of the macro
-                if lineno == 0 or not TAG_LINE.match(lines[lineno - 1]):
-                    untagged.append((m.group(1), h, lineno + 1))
+                above = lines[lineno - 1] if lineno else ""
+                if not TAG_LINE.match(above):
+                    untagged.append((m.group(1), h, lineno + 1, above.strip()))
     return names, untagged
 
 
@@ -132,10 +133,10 @@ def main():
     for name in sorted(set(listed) - set(decls)):
         errors.append("%s: listed in %s but declared with %s in none of %s" % (
             name, a.map, a.macro, ", ".join(a.header)))
-    for name, h, line in untagged:
-        errors.append("%s: %s:%d has no tag line above its declaration "
-                      "(e.g. '/* [ts] [nb] [hostfn] */'; legend at the top of "
-                      "the header)" % (name, h, line))
+    for name, h, line, above in untagged:
+        errors.append("%s: %s:%d: the line above its declaration must be its "
+                      "tag line, e.g. '/* [ts] [nb] [hostfn] */' (legend at the "
+                      "top of the header); found '%s'" % (name, h, line, above))
 
     if a.no_symtab:
         out = subprocess.run(["nm", a.lib], capture_output=True, text=True).stdout

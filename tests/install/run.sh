@@ -34,7 +34,7 @@ LD_LIBRARY_PATH=$libdir "$tmp/cm/b/consumer_c"
 # and the installed headers declare exactly that.
 inc=$(pkg-config --variable=includedir evrt)
 python3 "$src/abi_check.py" --lib "$libdir/libevrt.so" --map "$srcdir/src/evrt.map" \
-  --macro EVRT_EXPORT --prefix evrt_ --header "$inc/evrt.h" --no-symtab evrt__test_
+  --macro EVRT_EXPORT --prefix evrt_ --header "$inc/evrt.h" --tags --no-symtab evrt__test_
 if [ -e "$libdir/libascendcl.so" ]; then
   set --
   for h in "$inc"/acl/*.h; do set -- "$@" --header "$h"; done

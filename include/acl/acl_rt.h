@@ -255,6 +255,10 @@ ACL_FUNC_VISIBILITY aclError aclrtWaitAndResetNotify(aclrtNotify notify,
 ACL_FUNC_VISIBILITY aclError aclrtGetNotifyId(aclrtNotify notify,
                                               uint32_t *notifyId);
 
+/* ------------------------------------------ memory: allocation variants */
+ACL_FUNC_VISIBILITY aclError aclrtMallocAlign32(void **devPtr, size_t size,
+                                                aclrtMemMallocPolicy policy);
+
 #ifdef __cplusplus
 }
 #endif

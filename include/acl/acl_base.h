@@ -241,7 +241,15 @@ ACL_FUNC_VISIBILITY void aclAppLog(aclLogLevel logLevel, const char *func,
 #define ACL_APP_LOG(level, fmt, ...)                                           \
   aclAppLog(level, __FUNCTION__, __FILE__, __LINE__, fmt, ##__VA_ARGS__)
 
-/* @@SYSTEM@@ */
+/* The SoC of the virtual device (docs/acl.md): needs no aclInit. */
+ACL_FUNC_VISIBILITY const char *aclrtGetSocName(void);
+ACL_FUNC_VISIBILITY aclError aclGetCannAttributeList(const aclCannAttr **cannAttrList,
+                                                     size_t *num);
+ACL_FUNC_VISIBILITY aclError aclGetCannAttribute(aclCannAttr cannAttr,
+                                                 int32_t *value);
+ACL_FUNC_VISIBILITY aclError aclGetDeviceCapability(uint32_t deviceId,
+                                                    aclDeviceInfo deviceInfo,
+                                                    int64_t *value);
 
 #ifdef __cplusplus
 }

@@ -84,6 +84,8 @@ struct acl__stream {
   uint64_t seen_wait_failures;
   struct acl__report_queue *sub; /* subscribed report thread or NULL */
   bool is_default;
+  /* aclrtSetStreamResLimit: per aclrtDevResLimitType, 0 = not set */
+  uint32_t res_limit[2];
 };
 extern struct acl__map *acl__streams;
 extern unsigned acl__stream_count[ACL__MAX_DEVICES];
@@ -127,6 +129,25 @@ int acl__mem_untrack(const void *p, unsigned kind, struct acl__blk *out);
  * rounded up to 32, plus 32 when pad); records and returns the ACL error. */
 aclError acl__mem_alloc(const char *fn, void **ptr, size_t size,
                         unsigned kind, bool pad);
+
+/* ----------------------------------------------- the virtual device */
+/* What every evrt CPU device presents itself as (acl_sysinfo.c). */
+struct acl__soc {
+  const char *name;
+  int npu_arch;
+  uint32_t aicore, cube_core, vector_core, aicpu;
+  int64_t l2_size;
+};
+extern const struct acl__soc acl__soc;
+/* CANN's stream priority range: 0 greatest, 7 least. */
+#define ACL__STREAM_PRIORITY_GREATEST 0
+#define ACL__STREAM_PRIORITY_LEAST 7
+/* A device id of an existing evrt device. */
+bool acl__device_ok(int64_t dev);
+/* Record "device id out of range" with `code` and return it. */
+aclError acl__bad_device(const char *fn, int64_t dev, aclError code);
+/* The host's memory, which is the devices' memory here. */
+void acl__host_memory(size_t *free_bytes, size_t *total_bytes);
 
 /* Seconds; 0 = stream waits never time out. */
 extern atomic_uint acl__op_wait_timeout;

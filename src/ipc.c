@@ -1,7 +1,7 @@
 /*
  * ipc.c - interprocess events.
  *
- * Layout.  The exporter keeps the event's shared state in a 4 KiB memfd
+ * Layout.  The exporter keeps the event's shared state in a 64 KiB memfd
  * ("evrt-ipc") mapped MAP_SHARED.  The 64-byte handle names the exporter's
  * pid, its start time (to detect pid reuse), the memfd's descriptor number
  * and a random nonce; an importer opens /proc/<pid>/fd/<fd>, checks that it is
@@ -10,16 +10,16 @@
  * normal exit or a crash: the memory goes when the last process unmaps it.
  *
  * Generations.  rec_no in the shared header is the latest generation; each
- * generation g owns ring slot g % 64, whose word is (g << 1 | done) and which
- * also names the recording process (pid + start time).  A record takes the
- * shared lock, fills the slot, then publishes rec_no (release).  A slot is
- * reused only after it is done (a record that would reuse a pending one
- * fails with EVRT_ERROR_EVENT_LIMIT), so a waiter bound to g that finds
- * another generation in its slot knows g completed.  Completion is a CAS of the word
- * followed by a bump of the shared futex word `seq` and a FUTEX_WAKE when
- * `nwaiters` says someone sleeps (the Dekker pair: waiter increments
- * nwaiters then re-reads the slot; completer writes the slot then reads
- * nwaiters, all seq_cst).
+ * generation g owns ring slot g % 2048 (RING), whose word is (g << 1 | done)
+ * and which also names the recording process (pid + start time).  A record
+ * takes the shared lock, fills the slot, then publishes rec_no (release).  A
+ * slot is reused only after it is done (a record that would reuse a pending
+ * one fails with EVRT_ERROR_EVENT_LIMIT), so a waiter bound to g that finds
+ * another generation in its slot knows g completed.  Completion is a CAS of
+ * the word followed by a bump of the shared futex word `seq` and a
+ * FUTEX_WAKE when `nwaiters` says someone sleeps (the Dekker pair: waiter
+ * increments nwaiters then re-reads the slot; completer writes the slot then
+ * reads nwaiters, all seq_cst).
  *
  * Robustness.  The shared lock word holds the owner's pid; a process that
  * finds it held by a dead process takes it over, and everything the lock
@@ -32,7 +32,7 @@
  * shared futex words of every watched event (plus a private kick word).
  *
  * Locks: watch.lock is a leaf (owners are resumed after releasing it); the
- * shared lock is taken with no other lock held.
+ * shared lock is taken by a record, under the event's lock.
  */
 #include "internal.h"
 
@@ -74,7 +74,7 @@ struct shm {
   atomic_uint nwaiters; /* sleepers on seq, all processes */
   struct slot ring[RING];
 };
-_Static_assert(sizeof(struct shm) <= SHM_SIZE, "shared state fits a page");
+_Static_assert(sizeof(struct shm) <= SHM_SIZE, "shared state fits the segment");
 
 struct wire { /* the 64-byte handle */
   uint64_t magic;

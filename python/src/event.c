@@ -13,10 +13,6 @@ static const char MSG_RECORDED[] =
 static const char MSG_COMPLETED[] =
     "Both events must be completed before calculating elapsed time.";
 
-static evrt_status_t event_sync_slice(void *e, int64_t t) {
-  return evrt_event_synchronize_timeout((evrt_event_t)e, t);
-}
-
 #define Event_Check(o) PyObject_TypeCheck((o), &evrtpy_EventType)
 
 static PyObject *Event_new(PyTypeObject *type, PyObject *args,
@@ -150,9 +146,10 @@ static PyObject *Event_query(EventObject *self, PyObject *unused) {
 static PyObject *Event_synchronize(EventObject *self, PyObject *unused) {
   if (!self->h)
     Py_RETURN_NONE;
-  int intr;
-  evrt_status_t st = evrtpy_wait_sliced(event_sync_slice, self->h, &intr);
-  if (intr)
+  evrt_status_t st;
+  /* An imported event's poll may look at the exporting process: no poll
+   * with the GIL held. */
+  if (evrtpy_event_wait(self->h, -1, !self->imported, &st) < 0)
     return NULL;
   if (st)
     return evrtpy_raise(st, "evrt_event_synchronize");

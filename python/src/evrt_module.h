@@ -55,14 +55,25 @@ int evrtpy_parse_device(PyObject *o, int *out);
 extern PyMethodDef evrtpy_device_methods[];
 
 /* --------------------------------------------------------------- wait.c */
-/* One slice of a blocking wait on obj: returns EVRT_ERROR_TIMEOUT when the
- * slice ran out. */
+/* Longest a blocking wait goes without looking at pending signals. */
+#define EVRTPY_WAIT_SLICE_NS (20 * 1000 * 1000LL)
+/* One slice of a blocking wait on obj: EVRT_ERROR_TIMEOUT when it ran out
+ * (timeout 0: a poll). */
 typedef evrt_status_t (*slice_wait_fn)(void *obj, int64_t timeout_ns);
-/* Runs fn in slices with the GIL released, checking for signals between
- * them (only the main thread gets them).  *interrupted = 1, with the
- * exception set, if a signal handler raised. */
-evrt_status_t evrtpy_wait_sliced(slice_wait_fn fn, void *obj,
-                                 int *interrupted);
+/* Waits with fn for up to timeout_ns (negative: forever) with the GIL
+ * released, in slices, running the signal handlers between them; poll: try
+ * once with the GIL held first.  Returns 0 with the wait's status in *st
+ * (EVRT_ERROR_TIMEOUT if timeout_ns ran out), or -1 with the exception a
+ * signal handler raised (KeyboardInterrupt). */
+int evrtpy_wait(slice_wait_fn fn, void *obj, int64_t timeout_ns, int poll,
+                evrt_status_t *st);
+/* The same for an event, a stream and a device. */
+int evrtpy_event_wait(evrt_event_t e, int64_t timeout_ns, int poll,
+                      evrt_status_t *st);
+int evrtpy_stream_wait(evrt_stream_t s, int64_t timeout_ns, int poll,
+                       evrt_status_t *st);
+int evrtpy_device_wait(int device, int64_t timeout_ns, int poll,
+                       evrt_status_t *st);
 
 /* ------------------------------------------------------------- stream.c */
 typedef struct {

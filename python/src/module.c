@@ -37,9 +37,8 @@ static PyObject *m_synchronize(PyObject *m, PyObject *args) {
   if (evrtpy_parse_device(dev_o, &d) < 0)
     return NULL;
   evrt_status_t st;
-  Py_BEGIN_ALLOW_THREADS
-  st = evrt_device_synchronize(d);
-  Py_END_ALLOW_THREADS
+  if (evrtpy_device_wait(d, -1, 0, &st) < 0)
+    return NULL;
   if (st)
     return evrtpy_raise(st, "evrt_device_synchronize");
   if (evrtpy_raise_launch_errors(d, 0, 0) < 0)

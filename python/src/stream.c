@@ -3,10 +3,6 @@
  */
 #include "evrt_module.h"
 
-static evrt_status_t stream_sync_slice(void *s, int64_t t) {
-  return evrt_stream_synchronize_timeout((evrt_stream_t)s, t);
-}
-
 static int stream_fill(StreamObject *s) {
   evrt_status_t st;
   if ((st = evrt_stream_get_device(s->h, &s->device)))
@@ -90,9 +86,8 @@ static PyObject *Stream_query(StreamObject *self, PyObject *unused) {
 }
 
 static PyObject *Stream_synchronize(StreamObject *self, PyObject *unused) {
-  int intr;
-  evrt_status_t st = evrtpy_wait_sliced(stream_sync_slice, self->h, &intr);
-  if (intr)
+  evrt_status_t st;
+  if (evrtpy_stream_wait(self->h, -1, 1, &st) < 0)
     return NULL;
   if (st)
     return evrtpy_raise(st, "evrt_stream_synchronize");

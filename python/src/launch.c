@@ -28,6 +28,17 @@ static PyObject *launch_errors;
 static atomic_long launches_pending;
 static atomic_long launches_inflight;
 static atomic_int py_exiting;
+/* Set in the child of a fork(): the parent's worker threads, and the
+ * launches they had pending, are not there; evrt itself refuses every call
+ * (EVRT_ERROR_FORKED), so nothing launched there ever runs. */
+static atomic_int forked_child;
+
+/* pthread_atfork child handler (async-signal-safe stores only). */
+static void after_fork_child(void) {
+  atomic_store(&launches_pending, 0);
+  atomic_store(&launches_inflight, 0);
+  atomic_store(&forked_child, 1);
+}
 
 /* ------------------------------------------------------------ launch errors */
 
@@ -252,6 +263,15 @@ static PyObject *m_at_exit(PyObject *m, PyObject *args) {
   struct timespec t0, now, nap = {0, 1000000};
   clock_gettime(CLOCK_MONOTONIC, &t0);
   int drained = 1;
+  if (atomic_load(&forked_child)) {
+    /* Nothing can run here: no wait, and the errors the parent's launches
+     * raised belong to the parent, which reports them itself. */
+    atomic_store(&py_exiting, 1);
+    if (PyList_SetSlice(launch_errors, 0, PyList_GET_SIZE(launch_errors),
+                        NULL) < 0)
+      return NULL;
+    Py_RETURN_TRUE;
+  }
   Py_BEGIN_ALLOW_THREADS
   while (atomic_load(&launches_pending) > 0) {
     clock_gettime(CLOCK_MONOTONIC, &now);
@@ -303,6 +323,10 @@ int evrtpy_launch_init(PyObject *m) {
   main_interp = PyInterpreterState_Get();
   if (pthread_key_create(&worker_ts_key, worker_ts_destructor) != 0) {
     PyErr_SetString(PyExc_OSError, "pthread_key_create failed");
+    return -1;
+  }
+  if (pthread_atfork(NULL, NULL, after_fork_child) != 0) {
+    PyErr_SetString(PyExc_OSError, "pthread_atfork failed");
     return -1;
   }
   launch_errors = PyList_New(0);

@@ -305,7 +305,7 @@ EVRT_EXPORT evrt_status_t evrt_event_synchronize_timeout(evrt_event_t event,
 EVRT_EXPORT evrt_status_t evrt_stream_wait_event(evrt_stream_t stream,
                                                  evrt_event_t event);
 /* Same, failing the waiting stream's wait after timeout_ns: the stream goes
- * on, and the timeout is counted in evrt_stream_wait_timeouts(). */
+ * on, and the timeout is counted in evrt_stream_wait_failures(). */
 /* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_stream_wait_event_timeout(evrt_stream_t stream,
                                                          evrt_event_t event,

@@ -316,7 +316,7 @@ destroy_slow(struct evrt__event *e, unsigned lk) {
   /* The lock only to wait for a holder that got in before the kill (lk
    * odd), to take legacy waiters off the list (a worker's bind scans it
    * under the lock without checking the incarnation), and for interprocess
-   * events (src/ipc.c re-checks under it).  Otherwise nobody can write:
+   * events (src/ipc_proto.c re-checks under it).  Otherwise nobody can write:
    * see the top of this file. */
   bool lock = (lk & 1u) || ipc || e->nr_waiters;
   if (lock)

@@ -345,7 +345,7 @@ struct evrt__event;
 enum evrt__dep_kind {
   EVRT__DEP_STREAM = 0,  /* wait until src->done_seq >= target */
   EVRT__DEP_NEXT_RECORD, /* legacy: wait for the event's next record */
-  EVRT__DEP_IPC          /* interprocess generation (src/ipc.c) */
+  EVRT__DEP_IPC          /* interprocess generation (src/ipc_*.c) */
 };
 
 /* Field order: the first cache line holds what the worker running the
@@ -529,7 +529,7 @@ struct evrt__event {
   bool has_resource;
   bool imported;
   struct evrt__item *nr_waiters; /* legacy next-record waiters (lock) */
-  /* interprocess shared state (src/ipc.c), NULL until first record/export */
+  /* interprocess shared state (src/ipc.h), NULL until first record/export */
   _Atomic(struct evrt__ipc_map *) ipc;
   uint64_t id;
 };
@@ -660,7 +660,7 @@ void evrt__timer_cancel(struct evrt__item *it);
 void evrt__timer_shutdown(void);
 
 /* ------------------------------------------------------------------ ipc */
-/* src/ipc.c */
+/* src/ipc_*.c (src/ipc.h lists the files) */
 evrt_status_t evrt__ipc_record(struct evrt__event *e, struct evrt__stream *s);
 evrt_status_t evrt__ipc_query(struct evrt__event *e);
 evrt_status_t evrt__ipc_sync(struct evrt__event *e, int64_t timeout_ns);

@@ -1,5 +1,6 @@
 /*
- * trace.h - hooks the core calls to record what streams did (src/trace.c).
+ * trace.h - hooks the core calls to record what streams did (src/trace_rec.c;
+ * src/trace_json.c writes the file).
  *
  * Cost when tracing is off: one relaxed load and a predictable branch
  * (EVRT_TRACING()).  With EVRT_NO_TRACE defined the hooks compile out.

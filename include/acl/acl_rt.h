@@ -255,6 +255,273 @@ ACL_FUNC_VISIBILITY aclError aclrtWaitAndResetNotify(aclrtNotify notify,
 ACL_FUNC_VISIBILITY aclError aclrtGetNotifyId(aclrtNotify notify,
                                               uint32_t *notifyId);
 
+/* ================================================ errors: aclrtErrorInfo */
+#define MAX_MEM_UCE_INFO_ARRAY_SIZE 128
+#define UCE_INFO_RESERVED_SIZE 14
+#define ACL_RT_MEM_UCE_INFO_MAX_NUM 20
+
+typedef struct aclrtMemUceInfo {
+  void *addr;
+  size_t len;
+  size_t reserved[UCE_INFO_RESERVED_SIZE];
+} aclrtMemUceInfo;
+
+typedef enum {
+  ACL_RT_NO_ERROR = 0,
+  ACL_RT_ERROR_MEMORY = 1,
+  ACL_RT_ERROR_L2 = 2,
+  ACL_RT_ERROR_AICORE = 3,
+  ACL_RT_ERROR_LINK = 4,
+  ACL_RT_ERROR_L3_PORT = 5,
+  ACL_RT_ERROR_OTHERS = 0xFFFF
+} aclrtErrorType;
+
+typedef enum aclrtAicoreErrorType {
+  ACL_RT_AICORE_ERROR_UNKNOWN,
+  ACL_RT_AICORE_ERROR_SW,
+  ACL_RT_AICORE_ERROR_HW_LOCAL
+} aclrtAicoreErrorType;
+
+typedef struct {
+  size_t arraySize;
+  aclrtMemUceInfo memUceInfoArray[ACL_RT_MEM_UCE_INFO_MAX_NUM];
+} aclrtMemUceInfoArray;
+
+typedef union aclrtErrorInfoDetail {
+  aclrtMemUceInfoArray uceInfo;
+  aclrtAicoreErrorType aicoreErrType;
+} aclrtErrorInfoDetail;
+
+typedef struct aclrtErrorInfo {
+  uint8_t tryRepair;
+  uint8_t hasDetail;
+  uint8_t reserved[2];
+  aclrtErrorType errorType;
+  aclrtErrorInfoDetail detail;
+} aclrtErrorInfo;
+
+/* A virtual device reports no hardware fault: ACL_RT_NO_ERROR. */
+ACL_FUNC_VISIBILITY aclError aclrtGetErrorVerbose(int32_t deviceId,
+                                                  aclrtErrorInfo *errorInfo);
+
+/* ======================================= system, version and device info */
+#define ACL_PKG_VERSION_MAX_SIZE 128
+#define ACL_PKG_VERSION_PARTS_MAX_SIZE 64
+
+/* aclrtGetDeviceCapability values */
+#define ACL_DEV_FEATURE_SUPPORT 0x00000001
+#define ACL_DEV_FEATURE_NOT_SUPPORT 0x00000000
+
+/* Host-device link (ACL_DEV_ATTR_HD_CONNECT_TYPE) */
+#define ACL_HOST_DEVICE_CONNECT_TYPE_PCIE 0
+#define ACL_HOST_DEVICE_CONNECT_TYPE_HCCS 1
+#define ACL_HOST_DEVICE_CONNECT_TYPE_UB 2
+
+/* Device form factor (ACL_DEV_ATTR_DEVICE_FORM_FACTOR) */
+#define ACL_DEVICE_FORM_FACTOR_POD 0
+#define ACL_DEVICE_FORM_FACTOR_A_K 1
+#define ACL_DEVICE_FORM_FACTOR_A_X 2
+#define ACL_DEVICE_FORM_FACTOR_PCIE_CARD 3
+
+typedef enum aclrtDeviceStatus {
+  ACL_RT_DEVICE_STATUS_NORMAL = 0,
+  ACL_RT_DEVICE_STATUS_ABNORMAL,
+  ACL_RT_DEVICE_STATUS_END = 0xFFFF
+} aclrtDeviceStatus;
+
+typedef struct aclrtUtilizationExtendInfo aclrtUtilizationExtendInfo;
+
+typedef struct aclrtUtilizationInfo {
+  int32_t cubeUtilization;
+  int32_t vectorUtilization;
+  int32_t aicpuUtilization;
+  int32_t memoryUtilization;
+  aclrtUtilizationExtendInfo *utilizationExtend; /* reserved: NULL */
+} aclrtUtilizationInfo;
+
+typedef enum {
+  ACL_DEV_ATTR_AICPU_CORE_NUM = 1,
+  ACL_DEV_ATTR_AICORE_CORE_NUM = 101,
+  ACL_DEV_ATTR_CUBE_CORE_NUM = 102,
+  ACL_DEV_ATTR_VECTOR_CORE_NUM = 201,
+  ACL_DEV_ATTR_WARP_SIZE = 202,
+  ACL_DEV_ATTR_MAX_THREAD_PER_VECTOR_CORE = 203,
+  ACL_DEV_ATTR_LOCAL_MEM_PER_VECTOR_CORE ACL_DEPRECATED_MESSAGE(
+      "Use ACL_DEV_ATTR_UBUF_PER_VECTOR_CORE instead") = 204,
+  ACL_DEV_ATTR_UBUF_PER_VECTOR_CORE = 204,
+  ACL_DEV_ATTR_MAX_GRID_DIM_X = 205,
+  ACL_DEV_ATTR_MAX_GRID_DIM_Y = 206,
+  ACL_DEV_ATTR_MAX_GRID_DIM_Z = 207,
+  ACL_DEV_ATTR_MAX_BLOCK_PER_GRID = 208,
+  ACL_DEV_ATTR_MAX_THREADS_PER_BLOCK = 209,
+  ACL_DEV_ATTR_MAX_BLOCK_DIM_X = 210,
+  ACL_DEV_ATTR_MAX_BLOCK_DIM_Y = 211,
+  ACL_DEV_ATTR_MAX_BLOCK_DIM_Z = 212,
+  ACL_DEV_ATTR_TOTAL_GLOBAL_MEM_SIZE = 301,
+  ACL_DEV_ATTR_L2_CACHE_SIZE = 302,
+  ACL_DEV_ATTR_SMP_ID = 401U,
+  ACL_DEV_ATTR_PHY_CHIP_ID = 402U,
+  ACL_DEV_ATTR_SUPER_POD_DEVIDE_ID = 403U, /* deprecated spelling */
+  ACL_DEV_ATTR_SUPER_POD_DEVICE_ID = 403U,
+  ACL_DEV_ATTR_SUPER_POD_SERVER_ID = 404U,
+  ACL_DEV_ATTR_SUPER_POD_ID = 405U,
+  ACL_DEV_ATTR_CUST_OP_PRIVILEGE = 406U,
+  ACL_DEV_ATTR_MAINBOARD_ID = 407U,
+  ACL_DEV_ATTR_HD_CONNECT_TYPE = 408U,
+  ACL_DEV_ATTR_DEVICE_FORM_FACTOR = 409U,
+  ACL_DEV_ATTR_IS_VIRTUAL = 501U,
+  ACL_DEV_ATTR_NPU_ARCH = 601U
+} aclrtDevAttr;
+
+typedef enum {
+  ACL_FEATURE_TSCPU_TASK_UPDATE_SUPPORT_AIC_AIV = 1,
+  ACL_FEATURE_SYSTEM_MEMQ_EVENT_CROSS_DEV = 21
+} aclrtDevFeatureType;
+
+typedef enum {
+  ACL_RT_DEV_RES_CUBE_CORE = 0,
+  ACL_RT_DEV_RES_VECTOR_CORE
+} aclrtDevResLimitType;
+
+typedef enum aclrtDeviceLimit {
+  ACL_RT_DEV_LIMIT_SIMT_STACK_SIZE = 0,
+  ACL_RT_DEV_LIMIT_SIMT_DVG_WARP_STACK_SIZE = 1,
+  ACL_RT_DEV_LIMIT_SIMD_STACK_SIZE = 2,
+  ACL_RT_DEV_LIMIT_SIMD_PRINTF_FIFO_SIZE_PER_CORE = 3,
+  ACL_RT_DEV_LIMIT_SIMT_PRINTF_FIFO_SIZE = 4
+} aclrtDeviceLimit;
+
+typedef struct aclrtUuid {
+  char bytes[16];
+} aclrtUuid;
+
+typedef enum aclrtMemAttr {
+  ACL_DDR_MEM,
+  ACL_HBM_MEM,
+  ACL_DDR_MEM_HUGE,
+  ACL_DDR_MEM_NORMAL,
+  ACL_HBM_MEM_HUGE,
+  ACL_HBM_MEM_NORMAL,
+  ACL_DDR_MEM_P2P_HUGE,
+  ACL_DDR_MEM_P2P_NORMAL,
+  ACL_HBM_MEM_P2P_HUGE,
+  ACL_HBM_MEM_P2P_NORMAL,
+  ACL_HBM_MEM_HUGE1G,
+  ACL_HBM_MEM_P2P_HUGE1G,
+  ACL_MEM_NORMAL,
+  ACL_MEM_HUGE,
+  ACL_MEM_HUGE1G,
+  ACL_MEM_P2P_NORMAL,
+  ACL_MEM_P2P_HUGE,
+  ACL_MEM_P2P_HUGE1G
+} aclrtMemAttr;
+
+/* Versions: the runtime package ("runtime") only; 9.1.0 -> 90100000. */
+ACL_FUNC_VISIBILITY aclError aclsysGetVersionStr(char *pkgName, char *versionStr);
+ACL_FUNC_VISIBILITY aclError aclsysGetVersionNum(char *pkgName, int32_t *versionNum);
+ACL_FUNC_VISIBILITY aclError aclrtCheckArchCompatibility(const char *socVersion,
+                                                         int32_t *canCompatible);
+ACL_FUNC_VISIBILITY aclError aclrtGetDeviceInfo(uint32_t deviceId,
+                                                aclrtDevAttr attr,
+                                                int64_t *value);
+ACL_FUNC_VISIBILITY aclError aclrtGetDeviceCapability(int32_t deviceId,
+                                                      aclrtDevFeatureType devFeatureType,
+                                                      int32_t *value);
+ACL_FUNC_VISIBILITY aclError aclrtQueryDeviceStatus(int32_t deviceId,
+                                                    aclrtDeviceStatus *deviceStatus);
+ACL_FUNC_VISIBILITY aclError aclrtGetDeviceUtilizationRate(int32_t deviceId,
+                                                           aclrtUtilizationInfo *utilizationInfo);
+ACL_FUNC_VISIBILITY aclError aclrtDeviceGetStreamPriorityRange(int32_t *leastPriority,
+                                                               int32_t *greatestPriority);
+ACL_FUNC_VISIBILITY aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free,
+                                             size_t *total);
+ACL_FUNC_VISIBILITY aclError aclrtDeviceGetUuid(int32_t deviceId, aclrtUuid *uuid);
+ACL_FUNC_VISIBILITY aclError aclrtDeviceGetPCIBusId(int32_t deviceId,
+                                                    char *pciBusId, int32_t len);
+ACL_FUNC_VISIBILITY aclError aclrtDeviceGetByPCIBusId(const char *pciBusId,
+                                                      int32_t *deviceId);
+ACL_FUNC_VISIBILITY aclError aclrtDeviceGetBareTgid(int32_t *pid);
+ACL_FUNC_VISIBILITY aclError aclrtGetLogicDevIdByUserDevId(const int32_t userDevid,
+                                                           int32_t *const logicDevId);
+ACL_FUNC_VISIBILITY aclError aclrtGetUserDevIdByLogicDevId(const int32_t logicDevId,
+                                                           int32_t *const userDevid);
+ACL_FUNC_VISIBILITY aclError aclrtGetLogicDevIdByPhyDevId(const int32_t phyDevId,
+                                                          int32_t *const logicDevId);
+ACL_FUNC_VISIBILITY aclError aclrtGetPhyDevIdByLogicDevId(const int32_t logicDevId,
+                                                          int32_t *const phyDevId);
+ACL_FUNC_VISIBILITY aclError aclrtGetUserDevIdByPhyDevId(const int32_t phyDevId,
+                                                         int32_t *const userDevId);
+ACL_FUNC_VISIBILITY aclError aclrtGetPhyDevIdByUserDevId(const int32_t userDevId,
+                                                         int32_t *const phyDevId);
+
+/* Resource limits (cube / vector cores): stored and read back with CANN's
+ * precedence; they do not partition the CPU backend's workers. */
+ACL_FUNC_VISIBILITY aclError aclrtGetDeviceResLimit(int32_t deviceId,
+                                                    aclrtDevResLimitType type,
+                                                    uint32_t *value);
+ACL_FUNC_VISIBILITY aclError aclrtSetDeviceResLimit(int32_t deviceId,
+                                                    aclrtDevResLimitType type,
+                                                    uint32_t value);
+ACL_FUNC_VISIBILITY aclError aclrtResetDeviceResLimit(int32_t deviceId);
+ACL_FUNC_VISIBILITY aclError aclrtGetStreamResLimit(aclrtStream stream,
+                                                    aclrtDevResLimitType type,
+                                                    uint32_t *value);
+ACL_FUNC_VISIBILITY aclError aclrtSetStreamResLimit(aclrtStream stream,
+                                                    aclrtDevResLimitType type,
+                                                    uint32_t value);
+ACL_FUNC_VISIBILITY aclError aclrtResetStreamResLimit(aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtUseStreamResInCurrentThread(aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtUnuseStreamResInCurrentThread(aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtGetResInCurrentThread(aclrtDevResLimitType type,
+                                                        uint32_t *value);
+ACL_FUNC_VISIBILITY aclError aclrtDeviceSetLimit(aclrtDeviceLimit limit,
+                                                 size_t value);
+ACL_FUNC_VISIBILITY aclError aclrtDeviceGetLimit(aclrtDeviceLimit limit,
+                                                 size_t *value);
+
+/* Peer access: every pair of virtual devices can (one host memory). */
+ACL_FUNC_VISIBILITY aclError aclrtDeviceCanAccessPeer(int32_t *canAccessPeer,
+                                                      int32_t deviceId,
+                                                      int32_t peerDeviceId);
+ACL_FUNC_VISIBILITY aclError aclrtDeviceEnablePeerAccess(int32_t peerDeviceId,
+                                                         uint32_t flags);
+ACL_FUNC_VISIBILITY aclError aclrtDeviceDisablePeerAccess(int32_t peerDeviceId);
+ACL_FUNC_VISIBILITY aclError aclrtDevicePeerAccessStatus(int32_t deviceId,
+                                                         int32_t peerDeviceId,
+                                                         int32_t *status);
+
+/* ============================= streams: configuration handles, queries */
+typedef enum {
+  ACL_RT_STREAM_WORK_ADDR_PTR = 0,
+  ACL_RT_STREAM_WORK_SIZE,
+  ACL_RT_STREAM_FLAG,
+  ACL_RT_STREAM_PRIORITY
+} aclrtStreamConfigAttr;
+
+typedef struct aclrtStreamConfigHandle {
+  void *workptr;
+  size_t workSize;
+  size_t flag;
+  uint32_t priority;
+} aclrtStreamConfigHandle;
+
+ACL_FUNC_VISIBILITY aclrtStreamConfigHandle *aclrtCreateStreamConfigHandle(void);
+ACL_FUNC_VISIBILITY aclError aclrtDestroyStreamConfigHandle(aclrtStreamConfigHandle *handle);
+ACL_FUNC_VISIBILITY aclError aclrtSetStreamConfigOpt(aclrtStreamConfigHandle *handle,
+                                                     aclrtStreamConfigAttr attr,
+                                                     const void *attrValue,
+                                                     size_t valueSize);
+ACL_FUNC_VISIBILITY aclError aclrtCreateStreamV2(aclrtStream *stream,
+                                                 const aclrtStreamConfigHandle *handle);
+ACL_FUNC_VISIBILITY aclError aclrtStreamGetPriority(aclrtStream stream,
+                                                    uint32_t *priority);
+ACL_FUNC_VISIBILITY aclError aclrtStreamGetFlags(aclrtStream stream,
+                                                 uint32_t *flags);
+
+/* ------------------------------------------ memory: allocation variants */
+ACL_FUNC_VISIBILITY aclError aclrtMallocAlign32(void **devPtr, size_t size,
+                                                aclrtMemMallocPolicy policy);
+
 #ifdef __cplusplus
 }
 #endif

@@ -99,3 +99,36 @@ def test_ctrl_c_interrupts_synchronize():
             p.kill()
     assert "interrupted" in out, err
     assert took < 5.0  # well before the 20 s delay ends
+
+
+def test_forked_child_with_pending_launches_exits_at_once():
+    # The child has none of the parent's worker threads, so the launches
+    # pending at the fork never run there: its exit must not wait for them
+    # (it waited the exit hook's whole 10 s).
+    code = ("import evrt, os, sys, threading, time\n"
+            "gate = threading.Event()\n"
+            "s = evrt.Stream()\n"
+            "s.launch(gate.wait)\n"
+            "s.launch(lambda: print('parent launch ran', flush=True))\n"
+            "pid = os.fork()\n"
+            "if pid == 0:\n"
+            "    try:\n"
+            "        evrt.Stream()\n"
+            "    except evrt.EvrtError as e:\n"
+            "        print('child:', e.name, flush=True)\n"
+            "    sys.exit(0)\n"
+            "t0 = time.monotonic()\n"
+            "_, status = os.waitpid(pid, 0)\n"
+            "print('child exited %d after %.1f s' % (status, time.monotonic() - t0),"
+            " flush=True)\n"
+            "gate.set()\n")
+    r = run_python(code)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert "child: EVRT_ERROR_FORKED" in lines, r.stdout
+    exited = [ln for ln in lines if ln.startswith("child exited")]
+    assert exited and exited[0].split()[2] == "0", r.stdout
+    assert float(exited[0].split()[4]) < 5.0, r.stdout
+    # the parent's own launches still run before its exit
+    assert lines[-1] == "parent launch ran", r.stdout
+    assert "skipped" not in r.stderr, r.stderr

@@ -7,8 +7,6 @@
  * be refused or, if it names a live shared event, open to a usable event).
  * Every call must return a documented status and never crash; an opened
  * event must answer query / get_info and be destroyed cleanly.
- * Until IPC lands the calls answer EVRT_ERROR_NOT_SUPPORTED; the target is
- * built anyway so that it bites from the day the parser exists.
  */
 #include <evrt.h>
 

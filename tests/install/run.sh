@@ -10,8 +10,40 @@ src=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
-export PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig:$tmp/prefix/lib/x86_64-linux-gnu/pkgconfig:$tmp/prefix/lib64/pkgconfig"
+pcdir=$(dirname "$(find "$tmp/prefix" -name evrt.pc | head -n1)")
+export PKG_CONFIG_PATH="$pcdir"
 libdir=$(pkg-config --variable=libdir evrt)
+
+# Both .pc files are relocatable: with no --define-prefix, every -I and -L
+# that pkg-config gives for evrt and ascendcl lies inside the prefix the
+# tree was installed into (ascendcl.pc pointed at /usr/local).
+pc_paths_inside() {
+  root=$(cd "$1" && pwd -P)
+  for flag in $(pkg-config --cflags --libs evrt ascendcl); do
+    case $flag in
+      -I*|-L*)
+        d=${flag#-?}
+        real=$(cd "$d" 2>/dev/null && pwd -P) ||
+          { echo "pkg-config --cflags --libs evrt ascendcl gives $flag: no such directory"; exit 1; }
+        case "$real/" in
+          "$root"/*) ;;
+          *) echo "pkg-config --cflags --libs evrt ascendcl gives $flag, outside $1"; exit 1 ;;
+        esac ;;
+    esac
+  done
+}
+if [ -e "$libdir/libascendcl.so" ]; then
+  pc_paths_inside "$tmp/prefix"
+  cc -std=c11 -Wall -Wextra -Werror "$src/acl_consumer.c" -o "$tmp/acl" \
+    $(pkg-config --cflags --libs ascendcl)
+  LD_LIBRARY_PATH=$libdir "$tmp/acl"
+  # and still inside it once the tree is moved
+  cp -a "$tmp/prefix" "$tmp/moved"
+  export PKG_CONFIG_PATH="$tmp/moved${pcdir#"$tmp/prefix"}"
+  pc_paths_inside "$tmp/moved"
+  export PKG_CONFIG_PATH="$pcdir"
+  rm -rf "$tmp/moved"
+fi
 cc -std=c11 -Wall -Wextra -Werror $(pkg-config --cflags evrt) "$src/consumer.c" -o "$tmp/c" $(pkg-config --libs evrt)
 c++ -std=c++17 -Wall -Wextra -Werror -x c++ $(pkg-config --cflags evrt) "$src/consumer.c" -o "$tmp/cxx" $(pkg-config --libs evrt)
 # One version everywhere: the library, its header, both .pc files and the
@@ -37,7 +69,7 @@ python3 "$src/abi_check.py" --lib "$libdir/libevrt.so" --map "$srcdir/src/evrt.m
   --macro EVRT_EXPORT --prefix evrt_ --header "$inc/evrt.h" --tags --no-symtab evrt__test_
 if [ -e "$libdir/libascendcl.so" ]; then
   set --
-  for h in "$inc"/acl/*.h; do set -- "$@" --header "$h"; done
+  for h in $(find "$inc/acl" -name '*.h' | sort); do set -- "$@" --header "$h"; done
   python3 "$src/abi_check.py" --lib "$libdir/libascendcl.so" \
     --map "$srcdir/src/acl/ascendcl.map" --macro ACL_FUNC_VISIBILITY --prefix acl "$@"
 fi

@@ -7,7 +7,7 @@ CMAKE_FLAGS ?=
 CTEST_FLAGS ?= --output-on-failure
 
 .PHONY: all deps configure build demo check check-tsan check-asan sanitize \
-        bench bench-json stress stress-sanitizers install clean
+        bench bench-json stress stress-sanitizers install deb deb-check clean
 
 all: build
 
@@ -76,5 +76,14 @@ stress-sanitizers: deps
 install: build
 	cmake --install $(BUILD)
 
+# Debian packages (libevrt0, libevrt-dev, evrt-tools, python3-evrt) in
+# build-deb/packages, built with dpkg-deb from a /usr build in build-deb/;
+# deb-check installs them with dpkg -i, uses them and purges them (root).
+deb: deps
+	JOBS=$(JOBS) sh packaging/build-deb.sh build-deb
+
+deb-check: deb
+	sh packaging/deb-check.sh build-deb/packages
+
 clean:
-	rm -rf build build-tsan build-asan build-bench
+	rm -rf build build-tsan build-asan build-bench build-deb

@@ -12,6 +12,9 @@
 # Usage: packaging/build-deb.sh [BUILD_DIR [OUT_DIR]]
 #   defaults: build-deb and BUILD_DIR/packages (the .deb files land there).
 # The Maintainer field is "$DEBFULLNAME <$DEBEMAIL>" when those are set.
+# lintian (not run by CI) reports only the placeholder maintainer address
+# (set DEBEMAIL), evrt-trace's missing manual page and libascendcl.so's
+# unversioned name (CANN's, which ACL programs record).
 set -eu
 cd "$(dirname "$0")/.."
 src=$(pwd)
@@ -27,8 +30,10 @@ done
 arch=$(dpkg-architecture -qDEB_HOST_ARCH)
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 maint="${DEBFULLNAME:-evrt developers} <${DEBEMAIL:-dev@evrt.local}>"
-# The changelog's date: the commit's, so that two builds of one commit match.
+# The changelog's date and the copyright year: the commit's, so that two
+# builds of one commit match.
 date=$(git -C "$src" log -1 --format=%cD 2>/dev/null || date -R)
+year=$(date -d "$date" +%Y)
 
 # Debian's hardening and optimization flags, as a package build uses them.
 CFLAGS="$(dpkg-buildflags --get CFLAGS) $(dpkg-buildflags --get CPPFLAGS)"
@@ -104,7 +109,7 @@ Upstream-Name: evrt
 Comment: Built from the evrt source tree by packaging/build-deb.sh.
 
 Files: *
-Copyright: the evrt developers
+Copyright: $year the evrt developers
 License: none-stated
  The evrt source tree states no license.
 EOF

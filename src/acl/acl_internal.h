@@ -19,6 +19,7 @@
 #define EVRT_ACL_INTERNAL_H
 
 #include <acl/acl.h>
+#include <acl/acl_rt_memory_soma.h>
 #include <evrt.h>
 
 #include <pthread.h>
@@ -111,6 +112,7 @@ enum acl__mem_kind {
   ACL__MEM_MANAGED = 2,    /* aclrtMemAllocManaged */
   ACL__MEM_REGISTERED = 3, /* aclrtHostRegister: the caller's memory */
   ACL__MEM_VIRTUAL = 4,    /* aclrtReserveMemAddress ranges */
+  ACL__MEM_POOL = 5,       /* blocks of aclrtMemPool* pools */
 };
 struct acl__blk {
   uintptr_t start;

@@ -39,8 +39,11 @@
 atomic_int evrt__trace_enabled;
 
 const char *evrt__item_kind_name(int kind) {
-  static const char *const names[] = {"host_func", "memcpy", "memset", "delay",
-                                      "record",    "wait",   "reset"};
+  static const char *const names[] = {
+      "host_func", "memcpy", "memset",     "delay",     "record",
+      "wait",      "reset",  "host_task", "value_wait", "value_write"};
+  _Static_assert(sizeof names / sizeof names[0] == EVRT__ITEM_KIND_COUNT,
+                 "a name for every item kind");
   return kind >= 0 && kind < EVRT__ITEM_KIND_COUNT ? names[kind] : "unknown";
 }
 
@@ -558,7 +561,7 @@ static void put_slice(struct writer *w, size_t pos) {
           (unsigned long long)((e->t1 - t0) % 1000));
   put_str(f, e->label[0] ? e->label : kind);
   fprintf(f, ",\"cat\":\"%s\",\"args\":{\"kind\":\"%s\"", kind, kind);
-  if (e->kind >= EVRT__ITEM_RECORD)
+  if (EVRT__ITEM_IS_EVENT(e->kind))
     fprintf(f, ",\"event\":%llu,\"gen\":%llu", (unsigned long long)e->event,
             (unsigned long long)e->gen);
   if (e->synthetic)

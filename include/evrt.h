@@ -87,7 +87,11 @@ extern "C" {
                         "in the child")                                        \
   XX(ERROR_SHUTDOWN, 117, "library has been shut down")                        \
   XX(ERROR_SYSTEM, 118, "operating system call failed")                        \
-  XX(ERROR_INTERNAL, 119, "internal error")
+  XX(ERROR_INTERNAL, 119, "internal error")                                   \
+  /* failures (numbered from 140: other blocks take the values after 119) */ \
+  XX(ERROR_TASK_FAILED, 140, "a task of the stream failed")                   \
+  XX(ERROR_ABORTED, 141, "queued work of the stream was discarded by an "     \
+                         "abort")
 
 typedef enum evrt_status {
 #define EVRT_ENUM_(name, value, msg) EVRT_##name = value,
@@ -368,6 +372,155 @@ EVRT_EXPORT evrt_status_t evrt_event_ipc_handle(evrt_event_t event,
 /* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_event_ipc_open(evrt_event_t *event,
                                               const evrt_ipc_event_handle_t *handle);
+
+/* ------------------------------------------------------------------------ */
+/* Failing tasks, sticky stream errors, stop-on-failure, abort
+ * (docs/design.md, "Failures": the state machine of a stream's error).
+ *
+ * A task fails when a host function launched with
+ * evrt_launch_host_func_status returns non-zero.  The stream's error is then
+ * pending: every synchronize and query of the stream, of an event recorded
+ * on it after the failed task, and evrt_device_synchronize of its device
+ * report EVRT_ERROR_TASK_FAILED (the detail: evrt_last_task_failure) until
+ * the program clears it with evrt_stream_clear_error.  The first failure is
+ * kept; later ones (in continue mode) are not recorded until it is cleared.
+ * In EVRT_FAILURE_STOP mode the stream skips its tasks after the failed one
+ * (host functions, copies, fills, delays, waits and value writes complete
+ * without running; records and resets still complete their generations)
+ * until the error is cleared.  evrt_stream_abort discards the queued work
+ * of a stream in the same way and leaves EVRT_ERROR_ABORTED pending when it
+ * discarded anything. */
+
+typedef int32_t (*evrt_host_fn_status)(void *user_data);
+
+/* A host function that returns 0 on success and any other value (its error
+ * code, kept in the failure record) when it fails. */
+EVRT_EXPORT evrt_status_t evrt_launch_host_func_status(evrt_stream_t stream,
+                                                       evrt_host_fn_status fn,
+                                                       void *user_data);
+
+typedef struct evrt_task_failure {
+  evrt_status_t status;     /* EVRT_ERROR_TASK_FAILED or EVRT_ERROR_ABORTED;
+                               EVRT_SUCCESS: no error pending */
+  int32_t code;             /* the task's return value (0 for an abort) */
+  int device;
+  uint64_t stream_id;       /* evrt_stream_get_id() of its stream */
+  uint64_t task_id;         /* its position in the stream (1-based), as
+                               evrt_thread_last_task() gives it; for an
+                               abort, the first task discarded */
+  uint64_t thread_id;       /* evrt_thread_id() of the thread that enqueued
+                               it (0 for an abort) */
+  evrt_host_fn_status fn;   /* the failing function and its argument */
+  void *user_data;
+} evrt_task_failure_t;
+
+#define EVRT_FAILURE_CONTINUE 0u /* later tasks run (the default) */
+#define EVRT_FAILURE_STOP 1u     /* later tasks are skipped until cleared */
+EVRT_EXPORT evrt_status_t evrt_stream_set_failure_mode(evrt_stream_t stream,
+                                                       unsigned mode);
+/* The pending error of the stream (info->status EVRT_SUCCESS if none). */
+EVRT_EXPORT evrt_status_t evrt_stream_get_error(evrt_stream_t stream,
+                                                evrt_task_failure_t *info);
+/* Take the pending error (into info unless NULL) and clear it: the stream
+ * and its events report success again, and a stopped stream runs its tasks
+ * again. */
+EVRT_EXPORT evrt_status_t evrt_stream_clear_error(evrt_stream_t stream,
+                                                  evrt_task_failure_t *info);
+/* The failure behind the last EVRT_ERROR_TASK_FAILED or EVRT_ERROR_ABORTED
+ * that a call returned on this thread (status EVRT_SUCCESS if none). */
+EVRT_EXPORT evrt_status_t evrt_last_task_failure(evrt_task_failure_t *info);
+/* Discard the work queued on the stream: every task enqueued before the
+ * call that has not started is skipped (a running host function is not
+ * interrupted); parked waits end at once.  Its generations complete, so
+ * waiters are released.  The stream is usable at once: work enqueued after
+ * the call runs normally. */
+EVRT_EXPORT evrt_status_t evrt_stream_abort(evrt_stream_t stream);
+
+/* Called on the worker that ran a failed task, right after it and before
+ * the stream goes on, with no runtime lock held (as a host function of that
+ * stream: it may call non-blocking evrt functions).  Not called for
+ * aborts.  At most 16 registrations; registering a (fn, user_data) pair
+ * twice is a no-op, and removing does not wait for calls in progress. */
+typedef void (*evrt_failure_fn)(const evrt_task_failure_t *failure,
+                                void *user_data);
+EVRT_EXPORT evrt_status_t evrt_failure_callback_add(evrt_failure_fn fn,
+                                                    void *user_data);
+EVRT_EXPORT evrt_status_t evrt_failure_callback_remove(evrt_failure_fn fn,
+                                                       void *user_data);
+
+/* The last task this thread enqueued: its stream's id and its position
+ * (both 0 if none yet).  Records and waits that need no work item (their
+ * generation is complete at the call) enqueue nothing. */
+EVRT_EXPORT evrt_status_t evrt_thread_last_task(uint64_t *stream_id,
+                                                uint64_t *task_id);
+
+/* Declare that the calling thread does work that task task_id of stream
+ * waits for (a callback that a subscribed thread runs while the stream is
+ * parked on it): until evrt_thread_serve_end(), evrt's synchronize calls
+ * from this thread refuse to wait for that task or later work of the stream
+ * (EVRT_ERROR_WOULD_DEADLOCK), as they do in a host function of the stream.
+ * Not nestable. */
+EVRT_EXPORT evrt_status_t evrt_thread_serve_begin(evrt_stream_t stream,
+                                                  uint64_t task_id);
+EVRT_EXPORT void evrt_thread_serve_end(void);
+
+/* ------------------------------------------------------------------------ */
+/* Stream-ordered values (docs/design.md, "Values"): a stream waits, parked
+ * and holding no worker, until a 64-bit word of memory satisfies a
+ * condition, and writes a word in stream order.  The word is any 8-byte
+ * aligned uint64_t the program owns (it must stay valid while waits on it
+ * are pending).  A parked wait re-checks its word when evrt writes it
+ * (evrt_stream_write_value64, evrt_value_write64, a copy or fill that covers
+ * it), when evrt_value_notify names it, and (unless
+ * EVRT_VALUE_WAIT_EXPLICIT) when any host function returns, since host
+ * functions stand for device kernels that write memory.  A store evrt does
+ * not see (another process's) is seen with EVRT_VALUE_WAIT_POLL. */
+
+/* Conditions (the values of CUDA's CU_STREAM_WAIT_VALUE_* and ACL's
+ * ACL_STREAM_WAIT_VALUE_*) */
+#define EVRT_VALUE_WAIT_GEQ 0x0u /* (int64_t)(*addr - value) >= 0 */
+#define EVRT_VALUE_WAIT_EQ 0x1u  /* *addr == value */
+#define EVRT_VALUE_WAIT_AND 0x2u /* (*addr & value) != 0 */
+#define EVRT_VALUE_WAIT_NOR 0x3u /* ~(*addr | value) != 0 */
+/* Modifiers */
+/* When the condition holds, atomically set the word to 0 as the wait
+ * passes: of several waits that one write satisfies, one passes. */
+#define EVRT_VALUE_WAIT_RESET 0x10u
+/* Also re-check periodically (50 us, doubling to 10 ms): the word is
+ * written where evrt cannot see it (another process). */
+#define EVRT_VALUE_WAIT_POLL 0x20u
+/* Only evrt's writes and evrt_value_notify wake the wait, not the return of
+ * host functions (cheaper when many waits are parked). */
+#define EVRT_VALUE_WAIT_EXPLICIT 0x40u
+#define EVRT_VALUE_WAIT_FLAGS_ALL 0x73u
+
+EVRT_EXPORT evrt_status_t evrt_stream_wait_value64(evrt_stream_t stream,
+                                                   uint64_t *addr,
+                                                   uint64_t value,
+                                                   unsigned flags);
+/* Store value into *addr when the stream reaches it (flags: 0). */
+EVRT_EXPORT evrt_status_t evrt_stream_write_value64(evrt_stream_t stream,
+                                                    uint64_t *addr,
+                                                    uint64_t value,
+                                                    unsigned flags);
+/* Store value into *addr now, from the host, and wake the waits on it. */
+EVRT_EXPORT evrt_status_t evrt_value_write64(uint64_t *addr, uint64_t value);
+/* Wake the waits on words in [addr, addr + bytes) to re-check them, after
+ * the program stored there by other means. */
+EVRT_EXPORT evrt_status_t evrt_value_notify(const void *addr, size_t bytes);
+
+/* ------------------------------------------------------------------------ */
+/* Device-wide host function */
+
+#define EVRT_DEVICE_ALL (-2)
+/* Run fn(user_data) once every stream of device (EVRT_DEVICE_ALL: of every
+ * device), destroyed ones still draining included, has finished the work
+ * enqueued on it before this call.  It holds up no stream.  When nothing is
+ * pending, fn runs on the calling thread before the call returns; otherwise
+ * on a worker thread, as a host function. */
+EVRT_EXPORT evrt_status_t evrt_device_launch_host_func(int device,
+                                                       evrt_host_fn fn,
+                                                       void *user_data);
 
 /* ------------------------------------------------------------------------ */
 /* Tracing (Chrome trace-event JSON; also EVRT_TRACE=path.json) */

@@ -85,7 +85,7 @@ static inline struct gen read_gen(struct evrt__event *e) {
 /* Is the latest generation complete?  The seqlock read of query: only src
  * and target. */
 static inline __attribute__((always_inline)) bool
-latest_done_try(struct evrt__event *e, bool *done) {
+latest_done_try(struct evrt__event *e, bool *done, struct gen *g) {
   unsigned s1 = atomic_load_explicit(&e->lock, memory_order_acquire);
   uintptr_t src = atomic_load_explicit(&e->src, memory_order_acquire);
   uint64_t target = atomic_load_explicit(&e->target, memory_order_acquire);
@@ -93,21 +93,30 @@ latest_done_try(struct evrt__event *e, bool *done) {
   if (EVRT_UNLIKELY(atomic_load_explicit(&e->lock, memory_order_relaxed) !=
                     (s1 & ~1u)))
     return false;
+  g->src = (struct evrt__stream *)src;
+  g->target = target;
   *done = !src || evrt__done((struct evrt__stream *)src) >= target;
   return true;
 }
-static __attribute__((noinline)) bool latest_done_retry(struct evrt__event *e) {
+static __attribute__((noinline)) bool latest_done_retry(struct evrt__event *e,
+                                                        struct gen *g) {
   bool done;
-  while (!latest_done_try(e, &done))
+  while (!latest_done_try(e, &done, g))
     evrt__cpu_relax();
   return done;
 }
-static inline bool latest_done(struct evrt__event *e) {
+/* Query's answer: NOT_READY, SUCCESS, or the pending error of the failed
+ * task the generation covers (src/failure.c: one more load, of the line
+ * done_seq was read from). */
+static inline evrt_status_t latest_status(struct evrt__event *e) {
   bool done;
+  struct gen g;
   /* The retry loop out of line: the first try is straight-line code. */
-  if (EVRT_LIKELY(latest_done_try(e, &done)))
-    return done;
-  return latest_done_retry(e);
+  if (EVRT_UNLIKELY(!latest_done_try(e, &done, &g)))
+    done = latest_done_retry(e, &g);
+  if (!done)
+    return EVRT_NOT_READY;
+  return g.src ? evrt__error_check(g.src, g.target) : EVRT_SUCCESS;
 }
 
 static inline bool gen_done(const struct gen *g) {
@@ -497,7 +506,7 @@ query_slow(evrt_event_t h) {
     return st;
   if (IS_IPC(e))
     return evrt__ipc_query(e);
-  return latest_done(e) ? EVRT_SUCCESS : EVRT_NOT_READY;
+  return latest_status(e);
 }
 
 evrt_status_t evrt_event_query(evrt_event_t h) {
@@ -508,7 +517,7 @@ evrt_status_t evrt_event_query(evrt_event_t h) {
   struct evrt__event *e = evrt__event_get(h);
   if (EVRT_UNLIKELY(!e) || IS_IPC(e))
     return query_slow(h);
-  return latest_done(e) ? EVRT_SUCCESS : EVRT_NOT_READY;
+  return latest_status(e);
 }
 
 /* The waiting part, out of line: its trace timing keeps values live across
@@ -529,7 +538,7 @@ sync_wait(struct evrt__event *e, struct gen g, int64_t timeout_ns) {
   if (st == EVRT_ERROR_TIMEOUT)
     return evrt__fail(st, "event generation %llu not complete after %lld ns",
                       (unsigned long long)g.rec_no, (long long)timeout_ns);
-  return st;
+  return st ? st : evrt__error_check(g.src, g.target);
 }
 
 evrt_status_t evrt_event_synchronize_timeout(evrt_event_t h,
@@ -542,7 +551,7 @@ evrt_status_t evrt_event_synchronize_timeout(evrt_event_t h,
     return evrt__ipc_sync(e, timeout_ns);
   struct gen g = read_gen(e);
   if (gen_done(&g))
-    return EVRT_SUCCESS;
+    return g.src ? evrt__error_check(g.src, g.target) : EVRT_SUCCESS;
   return sync_wait(e, g, timeout_ns);
 }
 
@@ -924,4 +933,16 @@ bool evrt__event_bind_next_record(struct evrt__item *it, bool first) {
   }
   evrt__event_unlock(e);
   return bound;
+}
+
+void evrt__event_unlink_next_record(struct evrt__item *it) {
+  struct evrt__event *e = it->u.ev.ev;
+  evrt__event_lock(e);
+  /* A record or destroy may have taken it off already (and bound it). */
+  for (struct evrt__item **p = &e->nr_waiters; *p; p = &(*p)->u.ev.wnext)
+    if (*p == it) {
+      *p = it->u.ev.wnext;
+      break;
+    }
+  evrt__event_unlock(e);
 }

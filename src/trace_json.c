@@ -277,7 +277,7 @@ static void put_slice(struct writer *w, size_t pos) {
           (unsigned long long)((e->t1 - t0) % 1000));
   put_str(f, e->label[0] ? e->label : kind);
   fprintf(f, ",\"cat\":\"%s\",\"args\":{\"kind\":\"%s\"", kind, kind);
-  if (e->kind >= EVRT__ITEM_RECORD)
+  if (EVRT__ITEM_IS_EVENT(e->kind))
     fprintf(f, ",\"event\":%llu,\"gen\":%llu", (unsigned long long)e->event,
             (unsigned long long)e->gen);
   if (e->synthetic)

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "acl_base.h"
+#include "acl_rt_allocator.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -518,9 +519,345 @@ ACL_FUNC_VISIBILITY aclError aclrtStreamGetPriority(aclrtStream stream,
 ACL_FUNC_VISIBILITY aclError aclrtStreamGetFlags(aclrtStream stream,
                                                  uint32_t *flags);
 
+/* ========================================================== memory */
+/* Host registration flags (aclrtHostRegisterV2) */
+#define ACL_HOST_REG_MAPPED 0x2UL
+#define ACL_HOST_REG_IOMEMORY 0x4UL
+#define ACL_HOST_REG_READONLY 0x8UL
+#define ACL_HOST_REG_PINNED 0x10000000UL
+
+/* Managed memory (aclrtMemAllocManaged) */
+#define ACL_RT_MEM_ATTACH_GLOBAL 0x01U
+
+typedef enum aclrtMemManagedAdviseType {
+  ACL_MEM_ADVISE_SET_READ_MOSTLY = 0,
+  ACL_MEM_ADVISE_UNSET_READ_MOSTLY,
+  ACL_MEM_ADVISE_SET_PREFERRED_LOCATION,
+  ACL_MEM_ADVISE_UNSET_PREFERRED_LOCATION,
+  ACL_MEM_ADVISE_SET_ACCESSED_BY,
+  ACL_MEM_ADVISE_UNSET_ACCESSED_BY
+} aclrtMemManagedAdviseType;
+
+typedef enum aclrtMemManagedLocationType {
+  ACL_MEM_LOCATIONTYPE_INVALID = 0,
+  ACL_MEM_LOCATIONTYPE_DEVICE,
+  ACL_MEM_LOCATIONTYPE_HOST,
+  ACL_MEM_LOCATIONTYPE_HOST_NUMA,
+  ACL_MEM_LOCATIONTYPE_HOST_NUMA_CURRENT
+} aclrtMemManagedLocationType;
+
+typedef struct aclrtMemManagedLocation {
+  aclrtMemManagedLocationType type;
+  int32_t id;
+} aclrtMemManagedLocation;
+
+typedef enum aclrtMemManagedRangeAttribute {
+  ACL_MEM_RANGE_ATTRIBUTE_READ_MOSTLY = 1,
+  ACL_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION,
+  ACL_MEM_RANGE_ATTRIBUTE_ACCESSED_BY,
+  ACL_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE,
+  ACL_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID,
+  ACL_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION,
+  ACL_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE,
+  ACL_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID
+} aclrtMemManagedRangeAttribute;
+
+typedef enum {
+  ACL_HOST_REGISTER_MAPPED = 0,
+  ACL_HOST_REGISTER_IOMEMORY = 0x04,
+  ACL_HOST_REGISTER_READONLY = 0x08
+} aclrtHostRegisterType;
+
+typedef enum {
+  ACL_RT_MEM_ATTR_RSV = 0,
+  ACL_RT_MEM_ATTR_MODULE_ID,
+  ACL_RT_MEM_ATTR_DEVICE_ID,
+  ACL_RT_MEM_ATTR_VA_FLAG
+} aclrtMallocAttrType;
+
+typedef union {
+  uint16_t moduleId;
+  uint32_t deviceId;
+  uint32_t vaFlag;
+  uint8_t rsv[8];
+} aclrtMallocAttrValue;
+
+typedef struct {
+  aclrtMallocAttrType attr;
+  aclrtMallocAttrValue value;
+} aclrtMallocAttribute;
+
+typedef struct {
+  aclrtMallocAttribute *attrs;
+  size_t numAttrs;
+} aclrtMallocConfig;
+
+enum aclrtMemPgType { NORMAL_PAGE_TYPE = 0U, HUGE_PAGE_TYPE, HUGE1G_PAGE_TYPE };
+
+enum aclrtMemType { HBM_TYPE = 0U, DDR_TYPE, P2P_HBM_TYPE, P2P_DDR_TYPE };
+
+typedef enum aclrtMemLocationType {
+  ACL_MEM_LOCATION_TYPE_HOST = 0,
+  ACL_MEM_LOCATION_TYPE_DEVICE,
+  ACL_MEM_LOCATION_TYPE_UNREGISTERED,
+  ACL_MEM_LOCATION_TYPE_MANAGED,
+  ACL_MEM_LOCATION_TYPE_HOST_NUMA = 4
+} aclrtMemLocationType;
+
+typedef struct aclrtMemLocation {
+  uint32_t id;
+  aclrtMemLocationType type;
+} aclrtMemLocation;
+
+typedef struct aclrtPtrAttributes {
+  aclrtMemLocation location;
+  uint32_t pageSize;
+  uint32_t rsv[4];
+} aclrtPtrAttributes;
+
+typedef struct {
+  aclrtMemLocation dstLoc;
+  aclrtMemLocation srcLoc;
+  uint8_t rsv[16];
+} aclrtMemcpyBatchAttr;
+
+typedef enum {
+  ACL_RT_HAC_TYPE_STARS = 0,
+  ACL_RT_HAC_TYPE_AICPU,
+  ACL_RT_HAC_TYPE_AIC,
+  ACL_RT_HAC_TYPE_AIV,
+  ACL_RT_HAC_TYPE_PCIEDMA,
+  ACL_RT_HAC_TYPE_RDMA,
+  ACL_RT_HAC_TYPE_SDMA,
+  ACL_RT_HAC_TYPE_DVPP,
+  ACL_RT_HAC_TYPE_UDMA,
+  ACL_RT_HAC_TYPE_CCU
+} aclrtHacType;
+
+typedef enum {
+  ACL_RT_HOST_MEM_MAP_NOT_SUPPORTED = 0,
+  ACL_RT_HOST_MEM_MAP_SUPPORTED
+} aclrtHostMemMapCapability;
+
+/* Virtual and physical memory */
+#define ACL_RT_VMM_EXPORT_FLAG_DEFAULT 0x0UL
+#define ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION 0x1UL
+/* The interprocess-memory flags, as CANN defines them (the same values as
+ * the VMM ones; CANN's own VMM samples pass these). */
+#define ACL_RT_IPC_MEM_EXPORT_FLAG_DEFAULT 0x0UL
+#define ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION 0x1UL
+#define ACL_RT_IPC_MEM_IMPORT_FLAG_DEFAULT 0x0UL
+#define ACL_RT_IPC_MEM_IMPORT_FLAG_ENABLE_PEER_ACCESS 0x1UL
+
+typedef enum aclrtMemAllocationType {
+  ACL_MEM_ALLOCATION_TYPE_PINNED = 0
+} aclrtMemAllocationType;
+
+typedef enum aclrtMemHandleType {
+  ACL_MEM_HANDLE_TYPE_NONE = 0,
+  ACL_MEM_HANDLE_TYPE_POSIX = 2
+} aclrtMemHandleType;
+
+typedef enum aclrtMemSharedHandleType {
+  ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT = 0x1,
+  ACL_MEM_SHARE_HANDLE_TYPE_FABRIC = 0x2
+} aclrtMemSharedHandleType;
+
+typedef struct aclrtMemFabricHandle {
+  uint8_t data[128];
+} aclrtMemFabricHandle;
+
+typedef struct aclrtPhysicalMemProp {
+  aclrtMemHandleType handleType;
+  aclrtMemAllocationType allocationType;
+  aclrtMemAttr memAttr;
+  aclrtMemLocation location;
+  uint64_t reserve;
+} aclrtPhysicalMemProp;
+
+typedef enum aclrtMemGranularityOptions {
+  ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM,
+  ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED,
+  ACL_RT_MEM_ALLOC_GRANULARITY_UNDEF = 0xFFFF
+} aclrtMemGranularityOptions;
+
+typedef void *aclrtDrvMemHandle;
+
+typedef enum {
+  ACL_RT_MEM_ACCESS_FLAGS_NONE = 0x0,
+  ACL_RT_MEM_ACCESS_FLAGS_READ = 0x1,
+  ACL_RT_MEM_ACCESS_FLAGS_READWRITE = 0x3
+} aclrtMemAccessFlags;
+
+typedef struct {
+  aclrtMemAccessFlags flags;
+  aclrtMemLocation location;
+  uint8_t rsv[12];
+} aclrtMemAccessDesc;
+
 /* ------------------------------------------ memory: allocation variants */
 ACL_FUNC_VISIBILITY aclError aclrtMallocAlign32(void **devPtr, size_t size,
                                                 aclrtMemMallocPolicy policy);
+ACL_FUNC_VISIBILITY aclError aclrtMallocCached(void **devPtr, size_t size,
+                                               aclrtMemMallocPolicy policy);
+ACL_FUNC_VISIBILITY aclError aclrtMallocWithCfg(void **devPtr, size_t size,
+                                                aclrtMemMallocPolicy policy,
+                                                aclrtMallocConfig *cfg);
+ACL_FUNC_VISIBILITY aclError aclrtMallocForTaskScheduler(void **devPtr, size_t size,
+                                                         aclrtMemMallocPolicy policy,
+                                                         aclrtMallocConfig *cfg);
+ACL_FUNC_VISIBILITY aclError aclrtMallocHostWithCfg(void **ptr, uint64_t size,
+                                                    aclrtMallocConfig *cfg);
+ACL_FUNC_VISIBILITY aclError aclrtMemFlush(void *devPtr, size_t size);
+ACL_FUNC_VISIBILITY aclError aclrtMemInvalidate(void *devPtr, size_t size);
+ACL_FUNC_VISIBILITY aclError aclrtFreeWithDevSync(void *devPtr);
+ACL_FUNC_VISIBILITY aclError aclrtFreeHostWithDevSync(void *hostPtr);
+ACL_FUNC_VISIBILITY aclError aclrtPointerGetAttributes(const void *ptr,
+                                                       aclrtPtrAttributes *attributes);
+
+/* ---------------------------------------------- memory: host registration */
+ACL_FUNC_VISIBILITY aclError aclrtHostRegister(void *ptr, uint64_t size,
+                                               aclrtHostRegisterType type,
+                                               void **devPtr);
+ACL_FUNC_VISIBILITY aclError aclrtHostRegisterV2(void *ptr, uint64_t size,
+                                                 uint32_t flag);
+ACL_FUNC_VISIBILITY aclError aclrtHostGetDevicePointer(void *pHost, void **pDevice,
+                                                       uint32_t flag);
+ACL_FUNC_VISIBILITY aclError aclrtHostUnregister(void *ptr);
+ACL_FUNC_VISIBILITY aclError aclrtHostMemMapCapabilities(uint32_t deviceId,
+                                                         aclrtHacType hacType,
+                                                         aclrtHostMemMapCapability *capabilities);
+
+/* -------------------------------------------------- memory: managed (UVM) */
+ACL_FUNC_VISIBILITY aclError aclrtMemAllocManaged(void **ptr, uint64_t size,
+                                                  uint32_t flag);
+ACL_FUNC_VISIBILITY aclError aclrtMemManagedAdvise(const void *const ptr,
+                                                   uint64_t size,
+                                                   aclrtMemManagedAdviseType advise,
+                                                   aclrtMemManagedLocation location);
+ACL_FUNC_VISIBILITY aclError aclrtMemManagedGetAttr(aclrtMemManagedRangeAttribute attribute,
+                                                    const void *ptr, size_t size,
+                                                    void *data, size_t dataSize);
+ACL_FUNC_VISIBILITY aclError aclrtMemManagedGetAttrs(aclrtMemManagedRangeAttribute *attributes,
+                                                     size_t numAttributes,
+                                                     const void *ptr, size_t size,
+                                                     void **data, size_t *dataSizes);
+ACL_FUNC_VISIBILITY aclError aclrtMemManagedPrefetchAsync(const void *ptr, size_t size,
+                                                          aclrtMemManagedLocation location,
+                                                          uint32_t flags,
+                                                          aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtMemManagedPrefetchBatchAsync(const void **ptrs,
+                                                               size_t *sizes, size_t count,
+                                                               aclrtMemManagedLocation *prefetchLocs,
+                                                               size_t *prefetchLocIdxs,
+                                                               size_t numPrefetchLocs,
+                                                               uint64_t flags,
+                                                               aclrtStream stream);
+
+/* ------------------------------------------ memory: virtual and physical */
+ACL_FUNC_VISIBILITY aclError aclrtMemGetAllocationGranularity(aclrtPhysicalMemProp *prop,
+                                                              aclrtMemGranularityOptions option,
+                                                              size_t *granularity);
+ACL_FUNC_VISIBILITY aclError aclrtMallocPhysical(aclrtDrvMemHandle *handle, size_t size,
+                                                 const aclrtPhysicalMemProp *prop,
+                                                 uint64_t flags);
+ACL_FUNC_VISIBILITY aclError aclrtFreePhysical(aclrtDrvMemHandle handle);
+ACL_FUNC_VISIBILITY aclError aclrtMemGetAllocationPropertiesFromHandle(aclrtDrvMemHandle handle,
+                                                                       aclrtPhysicalMemProp *prop);
+ACL_FUNC_VISIBILITY aclError aclrtReserveMemAddress(void **virPtr, size_t size,
+                                                    size_t alignment, void *expectPtr,
+                                                    uint64_t flags);
+ACL_FUNC_VISIBILITY aclError aclrtReserveMemAddressNoUCMemory(void **virPtr, size_t size,
+                                                              size_t alignment,
+                                                              void *expectPtr,
+                                                              uint64_t flags);
+ACL_FUNC_VISIBILITY aclError aclrtReleaseMemAddress(void *virPtr);
+ACL_FUNC_VISIBILITY aclError aclrtMemGetAddressRange(void *ptr, void **pbase,
+                                                     size_t *psize);
+ACL_FUNC_VISIBILITY aclError aclrtMapMem(void *virPtr, size_t size, size_t offset,
+                                         aclrtDrvMemHandle handle, uint64_t flags);
+ACL_FUNC_VISIBILITY aclError aclrtMemMapNoAccess(void *virPtr, size_t size, size_t offset,
+                                                 aclrtDrvMemHandle handle,
+                                                 uint64_t flags);
+ACL_FUNC_VISIBILITY aclError aclrtUnmapMem(void *virPtr);
+ACL_FUNC_VISIBILITY aclError aclrtMemRetainAllocationHandle(void *virPtr,
+                                                            aclrtDrvMemHandle *handle);
+ACL_FUNC_VISIBILITY aclError aclrtMemSetAccess(void *virPtr, size_t size,
+                                               aclrtMemAccessDesc *desc, size_t count);
+ACL_FUNC_VISIBILITY aclError aclrtMemGetAccess(void *virPtr, aclrtMemLocation *location,
+                                               uint64_t *flag);
+ACL_FUNC_VISIBILITY aclError aclrtMemExportToShareableHandle(aclrtDrvMemHandle handle,
+                                                             aclrtMemHandleType handleType,
+                                                             uint64_t flags,
+                                                             uint64_t *shareableHandle);
+ACL_FUNC_VISIBILITY aclError aclrtMemExportToShareableHandleV2(aclrtDrvMemHandle handle,
+                                                               uint64_t flags,
+                                                               aclrtMemSharedHandleType shareType,
+                                                               void *shareableHandle);
+ACL_FUNC_VISIBILITY aclError aclrtMemSetPidToShareableHandle(uint64_t shareableHandle,
+                                                             int32_t *pid, size_t pidNum);
+ACL_FUNC_VISIBILITY aclError aclrtMemSetPidToShareableHandleV2(void *shareableHandle,
+                                                               aclrtMemSharedHandleType shareType,
+                                                               int32_t *pid, size_t pidNum);
+ACL_FUNC_VISIBILITY aclError aclrtMemImportFromShareableHandle(uint64_t shareableHandle,
+                                                               int32_t deviceId,
+                                                               aclrtDrvMemHandle *handle);
+ACL_FUNC_VISIBILITY aclError aclrtMemImportFromShareableHandleV2(void *shareableHandle,
+                                                                 aclrtMemSharedHandleType shareType,
+                                                                 uint64_t flags,
+                                                                 aclrtDrvMemHandle *handle);
+
+/* ------------------------------------------------- memory: copies, fills */
+ACL_FUNC_VISIBILITY aclError aclrtMemcpy2d(void *dst, size_t dpitch, const void *src,
+                                           size_t spitch, size_t width, size_t height,
+                                           aclrtMemcpyKind kind);
+ACL_FUNC_VISIBILITY aclError aclrtMemcpy2dAsync(void *dst, size_t dpitch,
+                                                const void *src, size_t spitch,
+                                                size_t width, size_t height,
+                                                aclrtMemcpyKind kind,
+                                                aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtMemsetD32(void *ptr, size_t memSize, uint32_t value,
+                                            size_t N);
+ACL_FUNC_VISIBILITY aclError aclrtMemsetD32Async(void *ptr, size_t memSize,
+                                                 uint32_t value, size_t N,
+                                                 aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtMemcpyAsyncWithOffset(void **dst, size_t destMax,
+                                                        size_t dstDataOffset,
+                                                        const void **src, size_t count,
+                                                        size_t srcDataOffset,
+                                                        aclrtMemcpyKind kind,
+                                                        aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtGetMemcpyDescSize(aclrtMemcpyKind kind,
+                                                    size_t *descSize);
+ACL_FUNC_VISIBILITY aclError aclrtSetMemcpyDesc(void *desc, aclrtMemcpyKind kind,
+                                                void *srcAddr, void *dstAddr,
+                                                size_t count, void *config);
+ACL_FUNC_VISIBILITY aclError aclrtMemcpyAsyncWithDesc(void *desc, aclrtMemcpyKind kind,
+                                                      aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtMemcpyBatch(void **dsts, size_t *destMaxs, void **srcs,
+                                              size_t *sizes, size_t numBatches,
+                                              aclrtMemcpyBatchAttr *attrs,
+                                              size_t *attrsIndexes, size_t numAttrs,
+                                              size_t *failIndex);
+ACL_FUNC_VISIBILITY aclError aclrtMemcpyBatchV2(void **dsts, size_t *destMaxs,
+                                                void **srcs, size_t *sizes,
+                                                size_t numBatches,
+                                                aclrtMemcpyBatchAttr *attrs,
+                                                size_t *attrsIndexes, size_t numAttrs);
+ACL_FUNC_VISIBILITY aclError aclrtMemcpyBatchAsync(void **dsts, size_t *destMaxs,
+                                                   void **srcs, size_t *sizes,
+                                                   size_t numBatches,
+                                                   aclrtMemcpyBatchAttr *attrs,
+                                                   size_t *attrsIndexes,
+                                                   size_t numAttrs, size_t *failIndex,
+                                                   aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtMemcpyBatchAsyncV2(void **dsts, size_t *destMaxs,
+                                                     void **srcs, size_t *sizes,
+                                                     size_t numBatches,
+                                                     aclrtMemcpyBatchAttr *attrs,
+                                                     size_t *attrsIndexes,
+                                                     size_t numAttrs,
+                                                     aclrtStream stream);
 
 #ifdef __cplusplus
 }

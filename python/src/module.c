@@ -29,6 +29,8 @@
  */
 #include "evrt_module.h"
 
+#include <dlfcn.h>
+
 static PyObject *m_synchronize(PyObject *m, PyObject *args) {
   PyObject *dev_o = Py_None;
   int d;
@@ -75,7 +77,18 @@ static PyObject *m_strerror(PyObject *m, PyObject *arg) {
                        evrt_strerror((evrt_status_t)v));
 }
 
+/* The file of the libevrt this process runs (one per process: a C
+ * extension or a ctypes user that loads libevrt.so.0 gets this one). */
+static PyObject *m_library_path(PyObject *m, PyObject *unused) {
+  Dl_info info;
+  if (!dladdr((void *)evrt_version, &info) || !info.dli_fname)
+    Py_RETURN_NONE;
+  return PyUnicode_DecodeFSDefault(info.dli_fname);
+}
+
 static PyMethodDef module_methods[] = {
+    {"library_path", m_library_path, METH_NOARGS,
+     "library_path() -> str: the libevrt shared library of this process."},
     {"synchronize", m_synchronize, METH_VARARGS,
      "synchronize(device=None): wait for all streams of the device."},
     {"_trace_start", m_trace_start, METH_O, "evrt_trace_start(path)."},

@@ -19,6 +19,7 @@
 #define EVRT_ACL_INTERNAL_H
 
 #include <acl/acl.h>
+#include <acl/acl_rt_memory_soma.h>
 #include <evrt.h>
 
 #include <pthread.h>
@@ -111,6 +112,7 @@ enum acl__mem_kind {
   ACL__MEM_MANAGED = 2,    /* aclrtMemAllocManaged */
   ACL__MEM_REGISTERED = 3, /* aclrtHostRegister: the caller's memory */
   ACL__MEM_VIRTUAL = 4,    /* aclrtReserveMemAddress ranges */
+  ACL__MEM_POOL = 5,       /* blocks of aclrtMemPool* pools */
 };
 struct acl__blk {
   uintptr_t start;
@@ -129,6 +131,21 @@ int acl__mem_untrack(const void *p, unsigned kind, struct acl__blk *out);
  * rounded up to 32, plus 32 when pad); records and returns the ACL error. */
 aclError acl__mem_alloc(const char *fn, void **ptr, size_t size,
                         unsigned kind, bool pad);
+/* Same on a given device (ACL__DEVICE_CURRENT: the current context's, -1 for
+ * host memory). */
+#define ACL__DEVICE_CURRENT (-2)
+aclError acl__mem_alloc_on(const char *fn, void **ptr, size_t size,
+                           unsigned kind, bool pad, int device);
+/* Enqueue run(task) on stream (NULL: the current default stream); frees task
+ * if that fails; with wait, returns once the stream has run it. */
+aclError acl__enqueue_task(const char *fn, aclrtStream stream,
+                           evrt_host_fn run, void *task, bool wait);
+/* [p, p+n) lies in a block the layer knows. */
+bool acl__is_acl_memory(const void *p, size_t n);
+/* aclrtFree of managed memory: drop its advice (acl_managed.c). */
+void acl__managed_forget(void *p);
+/* [p, p+n) lies in a range registered by aclrtHostRegister. */
+bool acl__host_registered(const void *p, size_t n);
 
 /* ----------------------------------------------- the virtual device */
 /* What every evrt CPU device presents itself as (acl_sysinfo.c). */

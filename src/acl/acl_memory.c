@@ -86,7 +86,14 @@ int acl__mem_untrack(const void *p, unsigned kind, struct acl__blk *out) {
 /* pad: aclrtMalloc's 32 extra bytes (aclrtMallocAlign32 has none). */
 aclError acl__mem_alloc(const char *fn, void **ptr, size_t size,
                         unsigned kind, bool pad) {
+  return acl__mem_alloc_on(fn, ptr, size, kind, pad, ACL__DEVICE_CURRENT);
+}
+
+aclError acl__mem_alloc_on(const char *fn, void **ptr, size_t size,
+                           unsigned kind, bool pad, int device) {
   bool host = kind == ACL__MEM_HOST;
+  if (device == ACL__DEVICE_CURRENT)
+    device = host ? -1 : alloc_device();
   if (!ptr)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "pointer is NULL");
   if (size == 0)
@@ -101,7 +108,7 @@ aclError acl__mem_alloc(const char *fn, void **ptr, size_t size,
   if (!p)
     return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn,
                           "cannot allocate %zu bytes", size);
-  if (acl__mem_track(p, real, kind, host ? -1 : alloc_device())) {
+  if (acl__mem_track(p, real, kind, device)) {
     free(p);
     return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
   }
@@ -112,10 +119,14 @@ aclError acl__mem_alloc(const char *fn, void **ptr, size_t size,
 static aclError release(const char *fn, void *p, bool host) {
   if (!p)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "pointer is NULL");
-  if (acl__mem_untrack(p, host ? ACL__MEM_HOST : ACL__MEM_DEVICE, NULL))
-    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
-                          "%p was not returned by %s (or was freed already)",
-                          p, host ? "aclrtMallocHost" : "aclrtMalloc");
+  if (acl__mem_untrack(p, host ? ACL__MEM_HOST : ACL__MEM_DEVICE, NULL)) {
+    /* aclrtFree also frees aclrtMemAllocManaged memory */
+    if (host || acl__mem_untrack(p, ACL__MEM_MANAGED, NULL))
+      return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+                            "%p was not returned by %s (or was freed already)",
+                            p, host ? "aclrtMallocHost" : "aclrtMalloc");
+    acl__managed_forget(p);
+  }
   free(p);
   return ACL_SUCCESS;
 }

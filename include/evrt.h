@@ -395,6 +395,7 @@ typedef int32_t (*evrt_host_fn_status)(void *user_data);
 
 /* A host function that returns 0 on success and any other value (its error
  * code, kept in the failure record) when it fails. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_launch_host_func_status(evrt_stream_t stream,
                                                        evrt_host_fn_status fn,
                                                        void *user_data);
@@ -416,24 +417,29 @@ typedef struct evrt_task_failure {
 
 #define EVRT_FAILURE_CONTINUE 0u /* later tasks run (the default) */
 #define EVRT_FAILURE_STOP 1u     /* later tasks are skipped until cleared */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_stream_set_failure_mode(evrt_stream_t stream,
                                                        unsigned mode);
 /* The pending error of the stream (info->status EVRT_SUCCESS if none). */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_stream_get_error(evrt_stream_t stream,
                                                 evrt_task_failure_t *info);
 /* Take the pending error (into info unless NULL) and clear it: the stream
  * and its events report success again, and a stopped stream runs its tasks
  * again. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_stream_clear_error(evrt_stream_t stream,
                                                   evrt_task_failure_t *info);
 /* The failure behind the last EVRT_ERROR_TASK_FAILED or EVRT_ERROR_ABORTED
  * that a call returned on this thread (status EVRT_SUCCESS if none). */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_last_task_failure(evrt_task_failure_t *info);
 /* Discard the work queued on the stream: every task enqueued before the
  * call that has not started is skipped (a running host function is not
  * interrupted); parked waits end at once.  Its generations complete, so
  * waiters are released.  The stream is usable at once: work enqueued after
  * the call runs normally. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_stream_abort(evrt_stream_t stream);
 
 /* Called on the worker that ran a failed task, right after it and before
@@ -443,14 +449,17 @@ EVRT_EXPORT evrt_status_t evrt_stream_abort(evrt_stream_t stream);
  * twice is a no-op, and removing does not wait for calls in progress. */
 typedef void (*evrt_failure_fn)(const evrt_task_failure_t *failure,
                                 void *user_data);
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_failure_callback_add(evrt_failure_fn fn,
                                                     void *user_data);
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_failure_callback_remove(evrt_failure_fn fn,
                                                        void *user_data);
 
 /* The last task this thread enqueued: its stream's id and its position
  * (both 0 if none yet).  Records and waits that need no work item (their
  * generation is complete at the call) enqueue nothing. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_thread_last_task(uint64_t *stream_id,
                                                 uint64_t *task_id);
 
@@ -460,8 +469,10 @@ EVRT_EXPORT evrt_status_t evrt_thread_last_task(uint64_t *stream_id,
  * from this thread refuse to wait for that task or later work of the stream
  * (EVRT_ERROR_WOULD_DEADLOCK), as they do in a host function of the stream.
  * Not nestable. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_thread_serve_begin(evrt_stream_t stream,
                                                   uint64_t task_id);
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT void evrt_thread_serve_end(void);
 
 /* ------------------------------------------------------------------------ */
@@ -494,19 +505,23 @@ EVRT_EXPORT void evrt_thread_serve_end(void);
 #define EVRT_VALUE_WAIT_EXPLICIT 0x40u
 #define EVRT_VALUE_WAIT_FLAGS_ALL 0x73u
 
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_stream_wait_value64(evrt_stream_t stream,
                                                    uint64_t *addr,
                                                    uint64_t value,
                                                    unsigned flags);
 /* Store value into *addr when the stream reaches it (flags: 0). */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_stream_write_value64(evrt_stream_t stream,
                                                     uint64_t *addr,
                                                     uint64_t value,
                                                     unsigned flags);
 /* Store value into *addr now, from the host, and wake the waits on it. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_value_write64(uint64_t *addr, uint64_t value);
 /* Wake the waits on words in [addr, addr + bytes) to re-check them, after
  * the program stored there by other means. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_value_notify(const void *addr, size_t bytes);
 
 /* ------------------------------------------------------------------------ */
@@ -518,6 +533,7 @@ EVRT_EXPORT evrt_status_t evrt_value_notify(const void *addr, size_t bytes);
  * enqueued on it before this call.  It holds up no stream.  When nothing is
  * pending, fn runs on the calling thread before the call returns; otherwise
  * on a worker thread, as a host function. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_device_launch_host_func(int device,
                                                        evrt_host_fn fn,
                                                        void *user_data);

@@ -859,6 +859,123 @@ ACL_FUNC_VISIBILITY aclError aclrtMemcpyBatchAsyncV2(void **dsts, size_t *destMa
                                                      size_t numAttrs,
                                                      aclrtStream stream);
 
+/* ================================================== built-in tasks */
+typedef enum {
+  ACL_RT_MEMCPY_SDMA_AUTOMATIC_SUM = 10,
+  ACL_RT_MEMCPY_SDMA_AUTOMATIC_MAX = 11,
+  ACL_RT_MEMCPY_SDMA_AUTOMATIC_MIN = 12,
+  ACL_RT_MEMCPY_SDMA_AUTOMATIC_EQUAL = 13
+} aclrtReduceKind;
+
+typedef struct {
+  uint8_t isAddr;
+  uint8_t valueOrAddr[8];
+  uint8_t size;
+  uint8_t rsv[6];
+} aclrtRandomParaInfo;
+
+typedef struct {
+  aclrtRandomParaInfo dropoutRation;
+} aclrtDropoutBitmaskInfo;
+
+typedef struct {
+  aclrtRandomParaInfo min;
+  aclrtRandomParaInfo max;
+} aclrtUniformDisInfo;
+
+typedef struct {
+  aclrtRandomParaInfo mean;
+  aclrtRandomParaInfo stddev;
+} aclrtNormalDisInfo;
+
+typedef enum {
+  ACL_RT_RANDOM_NUM_FUNC_TYPE_DROPOUT_BITMASK = 0,
+  ACL_RT_RANDOM_NUM_FUNC_TYPE_UNIFORM_DIS,
+  ACL_RT_RANDOM_NUM_FUNC_TYPE_NORMAL_DIS,
+  ACL_RT_RANDOM_NUM_FUNC_TYPE_TRUNCATED_NORMAL_DIS
+} aclrtRandomNumFuncType;
+
+typedef struct {
+  aclrtRandomNumFuncType funcType;
+  union {
+    aclrtDropoutBitmaskInfo dropoutBitmaskInfo;
+    aclrtUniformDisInfo uniformDisInfo;
+    aclrtNormalDisInfo normalDisInfo;
+  } paramInfo;
+} aclrtRandomNumFuncParaInfo;
+
+typedef struct {
+  aclDataType dataType;
+  aclrtRandomNumFuncParaInfo randomNumFuncParaInfo;
+  void *randomParaAddr;
+  void *randomResultAddr;
+  void *randomCounterAddr;
+  aclrtRandomParaInfo randomSeed;
+  aclrtRandomParaInfo randomNum;
+  uint8_t rsv[8];
+} aclrtRandomNumTaskInfo;
+
+/* dst = dst OP src element-wise, count bytes, as a task of stream. */
+ACL_FUNC_VISIBILITY aclError aclrtReduceAsync(void *dst, const void *src,
+                                              uint64_t count, aclrtReduceKind kind,
+                                              aclDataType type, aclrtStream stream,
+                                              void *reserve);
+/* Philox4x32-10 random numbers, as a task of stream (docs/acl.md). */
+ACL_FUNC_VISIBILITY aclError aclrtRandomNumAsync(const aclrtRandomNumTaskInfo *taskInfo,
+                                                 const aclrtStream stream,
+                                                 void *reserve);
+
+/* ============== overflow and saturation switches, runtime parameters */
+typedef enum aclrtFloatOverflowMode {
+  ACL_RT_OVERFLOW_MODE_SATURATION = 0,
+  ACL_RT_OVERFLOW_MODE_INFNAN,
+  ACL_RT_OVERFLOW_MODE_UNDEF
+} aclrtFloatOverflowMode;
+
+/* Per device, default INFNAN; aclrtReduceAsync follows it. */
+ACL_FUNC_VISIBILITY aclError aclrtSetDeviceSatMode(aclrtFloatOverflowMode mode);
+ACL_FUNC_VISIBILITY aclError aclrtGetDeviceSatMode(aclrtFloatOverflowMode *mode);
+ACL_FUNC_VISIBILITY aclError aclrtSetStreamOverflowSwitch(aclrtStream stream,
+                                                          uint32_t flag);
+ACL_FUNC_VISIBILITY aclError aclrtGetStreamOverflowSwitch(aclrtStream stream,
+                                                          uint32_t *flag);
+/* Process-level status word, copied / cleared as tasks of stream. */
+ACL_FUNC_VISIBILITY aclError aclrtGetOverflowStatus(void *outputAddr, size_t outputSize,
+                                                    aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtResetOverflowStatus(aclrtStream stream);
+/* Deterministic computing and the other aclSysParamOpt values: stored. */
+ACL_FUNC_VISIBILITY aclError aclrtSetSysParamOpt(aclSysParamOpt opt, int64_t value);
+ACL_FUNC_VISIBILITY aclError aclrtGetSysParamOpt(aclSysParamOpt opt, int64_t *value);
+ACL_FUNC_VISIBILITY aclError aclrtCtxSetSysParamOpt(aclSysParamOpt opt, int64_t value);
+ACL_FUNC_VISIBILITY aclError aclrtCtxGetSysParamOpt(aclSysParamOpt opt, int64_t *value);
+
+/* ================================= init and finalize callback registration */
+typedef enum aclRegisterCallbackType {
+  ACL_REG_TYPE_ACL_MODEL,
+  ACL_REG_TYPE_ACL_OP_EXECUTOR,
+  ACL_REG_TYPE_ACL_OP_CBLAS,
+  ACL_REG_TYPE_ACL_OP_COMPILER,
+  ACL_REG_TYPE_ACL_TDT_CHANNEL,
+  ACL_REG_TYPE_ACL_TDT_QUEUE,
+  ACL_REG_TYPE_ACL_DVPP,
+  ACL_REG_TYPE_ACL_RETR,
+  ACL_REG_TYPE_OTHER = 0xFFFF
+} aclRegisterCallbackType;
+typedef aclError (*aclInitCallbackFunc)(const char *configStr, size_t len,
+                                        void *userData);
+typedef aclError (*aclFinalizeCallbackFunc)(void *userData);
+
+ACL_FUNC_VISIBILITY aclError aclInitCallbackRegister(aclRegisterCallbackType type,
+                                                     aclInitCallbackFunc cbFunc,
+                                                     void *userData);
+ACL_FUNC_VISIBILITY aclError aclInitCallbackUnRegister(aclRegisterCallbackType type,
+                                                       aclInitCallbackFunc cbFunc);
+ACL_FUNC_VISIBILITY aclError aclFinalizeCallbackRegister(aclRegisterCallbackType type,
+                                                         aclFinalizeCallbackFunc cbFunc,
+                                                         void *userData);
+ACL_FUNC_VISIBILITY aclError aclFinalizeCallbackUnRegister(aclRegisterCallbackType type,
+                                                           aclFinalizeCallbackFunc cbFunc);
+
 #ifdef __cplusplus
 }
 #endif

@@ -309,6 +309,35 @@ ACL_FUNC_VISIBILITY aclError aclrtGetErrorVerbose(int32_t deviceId,
 #define ACL_PKG_VERSION_MAX_SIZE 128
 #define ACL_PKG_VERSION_PARTS_MAX_SIZE 64
 
+typedef enum aclCANNPackageName {
+  ACL_PKG_NAME_CANN,
+  ACL_PKG_NAME_RUNTIME,
+  ACL_PKG_NAME_COMPILER,
+  ACL_PKG_NAME_HCCL,
+  ACL_PKG_NAME_TOOLKIT,
+  ACL_PKG_NAME_OPP,
+  ACL_PKG_NAME_OPP_KERNEL,
+  ACL_PKG_NAME_DRIVER
+} aclCANNPackageName;
+
+typedef struct aclCANNPackageVersion {
+  char version[ACL_PKG_VERSION_MAX_SIZE];
+  char majorVersion[ACL_PKG_VERSION_PARTS_MAX_SIZE];
+  char minorVersion[ACL_PKG_VERSION_PARTS_MAX_SIZE];
+  char releaseVersion[ACL_PKG_VERSION_PARTS_MAX_SIZE];
+  char patchVersion[ACL_PKG_VERSION_PARTS_MAX_SIZE];
+  char reserved[ACL_PKG_VERSION_MAX_SIZE];
+} aclCANNPackageVersion;
+
+/* aclrtGetDevicesTopo values */
+#define ACL_RT_DEVS_TOPOLOGY_HCCS 0x01ULL
+#define ACL_RT_DEVS_TOPOLOGY_PIX 0x02ULL
+#define ACL_RT_DEVS_TOPOLOGY_PIB 0x04ULL
+#define ACL_RT_DEVS_TOPOLOGY_PHB 0x08ULL
+#define ACL_RT_DEVS_TOPOLOGY_SYS 0x10ULL
+#define ACL_RT_DEVS_TOPOLOGY_SIO 0x20ULL
+#define ACL_RT_DEVS_TOPOLOGY_HCCS_SW 0x40ULL
+
 /* aclrtGetDeviceCapability values */
 #define ACL_DEV_FEATURE_SUPPORT 0x00000001
 #define ACL_DEV_FEATURE_NOT_SUPPORT 0x00000000
@@ -420,6 +449,15 @@ typedef enum aclrtMemAttr {
 /* Versions: the runtime package ("runtime") only; 9.1.0 -> 90100000. */
 ACL_FUNC_VISIBILITY aclError aclsysGetVersionStr(char *pkgName, char *versionStr);
 ACL_FUNC_VISIBILITY aclError aclsysGetVersionNum(char *pkgName, int32_t *versionNum);
+/* Deprecated forms: the runtime (ACL_PKG_NAME_CANN / _RUNTIME) is 9.1.0,
+ * the ACL interface 1.17.0; other packages 100003. */
+ACL_DEPRECATED_MESSAGE("aclsysGetCANNVersion is deprecated, use aclsysGetVersionStr and aclsysGetVersionNum instead")
+ACL_FUNC_VISIBILITY aclError aclsysGetCANNVersion(aclCANNPackageName name,
+                                                  aclCANNPackageVersion *version);
+ACL_DEPRECATED_MESSAGE("aclrtGetVersion is deprecated, use aclSysGetVersion instead")
+ACL_FUNC_VISIBILITY aclError aclrtGetVersion(int32_t *majorVersion,
+                                             int32_t *minorVersion,
+                                             int32_t *patchVersion);
 ACL_FUNC_VISIBILITY aclError aclrtCheckArchCompatibility(const char *socVersion,
                                                          int32_t *canCompatible);
 ACL_FUNC_VISIBILITY aclError aclrtGetDeviceInfo(uint32_t deviceId,
@@ -490,6 +528,11 @@ ACL_FUNC_VISIBILITY aclError aclrtDeviceDisablePeerAccess(int32_t peerDeviceId);
 ACL_FUNC_VISIBILITY aclError aclrtDevicePeerAccessStatus(int32_t deviceId,
                                                          int32_t peerDeviceId,
                                                          int32_t *status);
+/* Every pair of virtual devices (and a device with itself) is linked by
+ * HCCS: ACL_RT_DEVS_TOPOLOGY_HCCS. */
+ACL_FUNC_VISIBILITY aclError aclrtGetDevicesTopo(uint32_t deviceId,
+                                                 uint32_t otherDeviceId,
+                                                 uint64_t *value);
 
 /* ============================= streams: configuration handles, queries */
 typedef enum {

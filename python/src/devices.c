@@ -392,6 +392,16 @@ int evrtpy_device_arg(PyObject *o, int type, int flags, int *index,
     } else if (evrtpy_Device_Check(o)) {
       Py_INCREF(o);
       dev = o;
+    } else if (PyObject_HasAttrString(o, "idx") &&
+               PyObject_HasAttrString(o, "prev_idx")) {
+      /* a device context manager (evrt.cuda.device(1)): its index, as
+       * torch's _get_device_index takes it */
+      PyObject *idx = PyObject_GetAttrString(o, "idx");
+      if (!idx)
+        return -1;
+      int rc = evrtpy_device_arg(idx, type, flags, index, type_out);
+      Py_DECREF(idx);
+      return rc;
     } else {
       PyErr_Format(PyExc_TypeError,
                    "device must be None, an int, a str or an evrt.device, "

@@ -293,7 +293,8 @@ static PyObject *Event_elapsed_time(EventObject *self, PyObject *arg) {
   EventObject *end = (EventObject *)arg;
   int timing = (self->flags & EVRT_EVENT_TIMING) &&
                (end->flags & EVRT_EVENT_TIMING);
-  if (self->type == EVRTPY_XPU) {
+  int xpu_rules = self->type == EVRTPY_XPU && !is_generic(self);
+  if (xpu_rules) {
     /* torch.xpu.Event: recorded, completed, timing; all RuntimeError */
     if (!self->h || !end->h)
       return PyErr_Format(PyExc_RuntimeError, "%s", MSG_RECORDED);
@@ -321,12 +322,10 @@ static PyObject *Event_elapsed_time(EventObject *self, PyObject *arg) {
   case EVRT_SUCCESS:
     return PyFloat_FromDouble((double)ms);
   case EVRT_ERROR_TIMING_DISABLED:
-    return PyErr_Format(self->type == EVRTPY_XPU ? PyExc_RuntimeError
-                                                 : PyExc_ValueError,
+    return PyErr_Format(xpu_rules ? PyExc_RuntimeError : PyExc_ValueError,
                         "%s", MSG_TIMING);
   case EVRT_ERROR_NOT_RECORDED:
-    return PyErr_Format(self->type == EVRTPY_XPU ? PyExc_RuntimeError
-                                                 : PyExc_ValueError,
+    return PyErr_Format(xpu_rules ? PyExc_RuntimeError : PyExc_ValueError,
                         "%s", MSG_RECORDED);
   case EVRT_ERROR_NOT_COMPLETE:
     return PyErr_Format(PyExc_RuntimeError, "%s", MSG_COMPLETED);

@@ -167,15 +167,22 @@ static PyTypeObject NoopType = {
 
 static PyMethodDef module_methods[] = {
     {"_functions", m_functions, METH_VARARGS,
-     "_functions(type, accelerator=False): the module functions of a type."},
+     "_functions($module, type, accelerator=False, /)\n--\n\n"
+     "The module functions of a device type, as a dict."},
     {"_register", m_register, METH_VARARGS,
-     "_register(type, Stream, Event): the classes of a type."},
+     "_register($module, type, stream, event, /)\n--\n\n"
+     "Register the Stream and Event classes of a device type."},
     {"library_path", m_library_path, METH_NOARGS,
-     "library_path() -> str: the libevrt shared library of this process."},
-    {"_trace_start", m_trace_start, METH_O, "evrt_trace_start(path)."},
-    {"_trace_stop", m_trace_stop, METH_NOARGS, "evrt_trace_stop()."},
+     "library_path($module, /)\n--\n\n"
+     "The path of the libevrt shared library this process runs (the one\n"
+     "C extensions and ctypes users loading libevrt.so.0 share)."},
+    {"_trace_start", m_trace_start, METH_O,
+     "_trace_start($module, path, /)\n--\n\nevrt_trace_start(path)."},
+    {"_trace_stop", m_trace_stop, METH_NOARGS,
+     "_trace_stop($module, /)\n--\n\nevrt_trace_stop()."},
     {"strerror", m_strerror, METH_O,
-     "strerror(code) -> (name, message) of an evrt status."},
+     "strerror($module, code, /)\n--\n\n"
+     "(name, message) of an evrt status code."},
     {NULL}};
 
 static struct PyModuleDef module_def = {

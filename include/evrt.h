@@ -10,6 +10,10 @@
  *    EVRT_NOT_READY is a normal status (query of pending work), not a failure.
  *  - Handles are opaque, validated ids with a generation tag: NULL, destroyed,
  *    double-destroyed or forged handles give EVRT_ERROR_INVALID_HANDLE.
+ *    Except: a NULL stream stands for the calling thread's current device's
+ *    default stream wherever a stream is taken (as CUDA's stream 0 and
+ *    ACL's NULL stream do); evrt_stream_destroy(NULL) is
+ *    EVRT_ERROR_NOT_PERMITTED, as for any default stream.
  *  - A failing call changes nothing.  evrt_last_error_message() gives the
  *    detail of the last failure on the calling thread.
  *  - Times are in nanoseconds unless the name says otherwise; a negative

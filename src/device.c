@@ -66,6 +66,10 @@ evrt_status_t evrt_get_device(int *device) {
   return EVRT_SUCCESS;
 }
 
+struct evrt__stream *evrt__stream_null_default(void) {
+  return evrt__devices[evrt__tls_device].def;
+}
+
 evrt_status_t evrt_stream_default(int device, evrt_stream_t *stream) {
   evrt_status_t st = evrt__ready();
   if (st)

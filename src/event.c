@@ -137,18 +137,24 @@ get_event(evrt_event_t h, struct evrt__event **out) {
 }
 
 static inline __attribute__((always_inline)) evrt_status_t
-get_pair(evrt_event_t eh, evrt_stream_t sh,
+get_pair_(evrt_event_t eh, evrt_stream_t *sh,
                               struct evrt__event **e, struct evrt__stream **s) {
   evrt_status_t st = get_event(eh, e);
   if (EVRT_UNLIKELY(st))
     return st;
-  *s = evrt__stream_get(sh);
-  if (EVRT_UNLIKELY(!*s))
-    return evrt__fail(EVRT_ERROR_INVALID_HANDLE,
-                      "stream %p is NULL, destroyed or not a stream",
-                      (void *)sh);
+  *s = evrt__stream_get(*sh);
+  if (EVRT_UNLIKELY(!*s)) {
+    if (*sh)
+      return evrt__fail(EVRT_ERROR_INVALID_HANDLE,
+                        "stream %p is destroyed or not a stream", (void *)*sh);
+    *s = evrt__stream_null_default();
+    *sh = evrt__stream_handle(*s);
+  }
   return EVRT_SUCCESS;
 }
+/* Rewrites the caller's stream variable: NULL becomes the handle of the
+ * current device's default stream (evrt__stream_null_default). */
+#define get_pair(eh, sh, e, s) get_pair_((eh), &(sh), (e), (s))
 
 /* Under the event lock: is the handle still this incarnation? */
 static inline bool same_incarnation(struct evrt__event *e, evrt_event_t h) {

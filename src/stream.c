@@ -207,17 +207,25 @@ evrt_status_t evrt__enqueue(struct evrt__stream *s,
 }
 
 static inline __attribute__((always_inline)) evrt_status_t
-get_stream(evrt_stream_t h, struct evrt__stream **out) {
+get_stream_(evrt_stream_t *h, struct evrt__stream **out) {
   evrt_status_t st = evrt__ready();
   if (EVRT_UNLIKELY(st))
     return st;
-  struct evrt__stream *s = evrt__stream_get(h);
-  if (EVRT_UNLIKELY(!s))
-    return evrt__fail(EVRT_ERROR_INVALID_HANDLE,
-                      "stream %p is NULL, destroyed or not a stream", (void *)h);
+  struct evrt__stream *s = evrt__stream_get(*h);
+  if (EVRT_UNLIKELY(!s)) {
+    if (*h)
+      return evrt__fail(EVRT_ERROR_INVALID_HANDLE,
+                        "stream %p is destroyed or not a stream", (void *)*h);
+    s = evrt__stream_null_default();
+    *h = evrt__stream_handle(s);
+  }
   *out = s;
   return EVRT_SUCCESS;
 }
+/* Rewrites the caller's handle variable: a NULL stream becomes the handle of
+ * the current device's default stream (evrt__stream_null_default), which the
+ * checks of the handle further on then compare with. */
+#define get_stream(h, out) get_stream_(&(h), (out))
 
 evrt_status_t evrt_stream_create(evrt_stream_t *stream, int device,
                                  int priority, unsigned flags) {

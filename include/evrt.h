@@ -65,7 +65,8 @@ extern "C" {
                         "in the child")                                        \
   XX(ERROR_SHUTDOWN, 117, "library has been shut down")                        \
   XX(ERROR_SYSTEM, 118, "operating system call failed")                        \
-  XX(ERROR_INTERNAL, 119, "internal error")
+  XX(ERROR_INTERNAL, 119, "internal error")                                   \
+  XX(ERROR_DEADLOCK, 120, "awaited streams wait on each other (EVRT_CHECK)")
 
 typedef enum evrt_status {
 #define EVRT_ENUM_(name, value, msg) EVRT_##name = value,
@@ -283,6 +284,40 @@ EVRT_EXPORT evrt_status_t evrt_event_ipc_handle(evrt_event_t event,
  * may be queried, synchronized, waited on and recorded. */
 EVRT_EXPORT evrt_status_t evrt_event_ipc_open(evrt_event_t *event,
                                               const evrt_ipc_event_handle_t *handle);
+
+/* ------------------------------------------------------------------------ */
+/* Synchronization checker (EVRT_CHECK=1 in the environment; docs/check.md).
+ * With the checker on, evrt checks the happens-before order of every access
+ * it sees (its copies and fills, and what is declared here) and reports
+ * data races, uses after free, unsynchronized host accesses and deadlocks
+ * on stderr ("evrt-check: KIND ..."); the process then exits with status 66
+ * (EVRT_CHECK_EXITCODE=N changes it, 0 keeps the program's own).  With the
+ * checker off these calls check their arguments and return at once. */
+
+#define EVRT_CHECK_READ 0x1u
+#define EVRT_CHECK_WRITE 0x2u
+
+/* 1 if the checker is on in this process, else 0. */
+EVRT_EXPORT int evrt_check_enabled(void);
+/* Declare that the calling code reads and/or writes [ptr, ptr + bytes):
+ * from a host function it is an access of that work item (in its stream's
+ * order), elsewhere an access of the calling host thread.  mode is
+ * EVRT_CHECK_READ, EVRT_CHECK_WRITE or both. */
+EVRT_EXPORT evrt_status_t evrt_check_access(const void *ptr, size_t bytes,
+                                            unsigned mode);
+/* An allocator hands out [ptr, ptr + bytes): work not ordered after this
+ * call that touches it is reported as a use after free (of its earlier
+ * life). */
+EVRT_EXPORT evrt_status_t evrt_check_alloc(const void *ptr, size_t bytes);
+/* The block is freed: work not ordered before this call that touches it,
+ * now or later, is reported as a use after free.  release(ptr) gives the
+ * memory back: at once with the checker off; with it on, after a
+ * quarantine, so that a late access is reported instead of hitting reused
+ * memory.  release may be NULL (the caller frees the memory itself). */
+EVRT_EXPORT evrt_status_t evrt_check_free(void *ptr, size_t bytes,
+                                          void (*release)(void *ptr));
+/* Number of findings so far (each occurrence; 0 with the checker off). */
+EVRT_EXPORT uint64_t evrt_check_findings(void);
 
 /* ------------------------------------------------------------------------ */
 /* Tracing (Chrome trace-event JSON; also EVRT_TRACE=path.json) */

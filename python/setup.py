@@ -33,7 +33,7 @@ def _version():
     return ".".join(parts)
 
 
-core = _sources("src/*.c", "src/cpu/*.c", "src/unix/*.c")
+core = _sources("src/*.c", "src/cpu/*.c", "src/unix/*.c", "src/check/*.c")
 acl = _sources("src/acl/*.c")
 if not core:
     raise SystemExit("setup.py: the evrt sources (../src) were not found; "

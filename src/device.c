@@ -125,6 +125,8 @@ evrt_status_t evrt_device_synchronize_timeout(int device, int64_t timeout_ns) {
     if (st)
       return st;
   }
+  if (EVRT_UNLIKELY(evrt__check_on))
+    evrt__check_observe_device(device);
   return EVRT_SUCCESS;
 }
 

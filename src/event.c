@@ -482,6 +482,8 @@ evrt_status_t evrt_event_record(evrt_event_t eh, evrt_stream_t sh) {
     w->u.ev.rec_no = rec_no;
     wrec_add(e, w->owner, w->seq);
   }
+  if (EVRT_UNLIKELY(evrt__check_on))
+    evrt__check_record(e, s, rec_no, target);
   evrt__event_unlock(e);
   if (EVRT_UNLIKELY(tracing) && !it)
     evrt__trace_record(s->device, s->id, e->id, rec_no, evrt__now_ns());
@@ -497,7 +499,11 @@ query_slow(evrt_event_t h) {
     return st;
   if (IS_IPC(e))
     return evrt__ipc_query(e);
-  return latest_done(e) ? EVRT_SUCCESS : EVRT_NOT_READY;
+  if (!latest_done(e))
+    return EVRT_NOT_READY;
+  if (EVRT_UNLIKELY(evrt__check_on))
+    evrt__check_observe_event(e);
+  return EVRT_SUCCESS;
 }
 
 evrt_status_t evrt_event_query(evrt_event_t h) {
@@ -508,7 +514,11 @@ evrt_status_t evrt_event_query(evrt_event_t h) {
   struct evrt__event *e = evrt__event_get(h);
   if (EVRT_UNLIKELY(!e) || IS_IPC(e))
     return query_slow(h);
-  return latest_done(e) ? EVRT_SUCCESS : EVRT_NOT_READY;
+  if (!latest_done(e))
+    return EVRT_NOT_READY;
+  if (EVRT_UNLIKELY(evrt__check_on))
+    evrt__check_observe_event(e);
+  return EVRT_SUCCESS;
 }
 
 /* The waiting part, out of line: its trace timing keeps values live across
@@ -541,9 +551,10 @@ evrt_status_t evrt_event_synchronize_timeout(evrt_event_t h,
   if (IS_IPC(e))
     return evrt__ipc_sync(e, timeout_ns);
   struct gen g = read_gen(e);
-  if (gen_done(&g))
-    return EVRT_SUCCESS;
-  return sync_wait(e, g, timeout_ns);
+  st = gen_done(&g) ? EVRT_SUCCESS : sync_wait(e, g, timeout_ns);
+  if (EVRT_UNLIKELY(evrt__check_on) && st == EVRT_SUCCESS)
+    evrt__check_observe_event(e);
+  return st;
 }
 
 evrt_status_t evrt_event_synchronize(evrt_event_t h) {
@@ -594,6 +605,8 @@ static evrt_status_t stream_wait(evrt_stream_t sh, evrt_event_t eh,
       evrt__done(s) >= atomic_load_explicit(&s->enq_seq, memory_order_acquire)) {
     /* Satisfied already and the waiting stream is idle: it has passed the
      * wait the moment it was made.  No item, no wake-up. */
+    if (EVRT_UNLIKELY(evrt__check_on))
+      evrt__check_wait_skipped(s, e, g.rec_no);
     evrt__event_unlock(e);
     if (EVRT_TRACING())
       trace_skipped_wait(s, e, &g);

@@ -29,6 +29,7 @@
 
 #include "evrt.h"
 #include "trace.h"
+#include "check/check.h" /* EVRT_CHECK hooks */
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -377,6 +378,7 @@ struct evrt__item {
   uint64_t deadline;  /* delay / wait-timeout deadline (ns), 0 none */
   uint64_t t_start;   /* when the worker first reached it (traces), 0 */
   char label[24];
+  void *check; /* EVRT_CHECK: struct evrt__citem (src/check) */
 };
 
 
@@ -456,6 +458,8 @@ struct evrt__stream {
   bool is_default;
   uint64_t id;
   char name[64];
+  /* EVRT_CHECK: one per slot, set before the first publish (src/check) */
+  _Atomic(struct evrt__cstream *) check;
   struct evrt__item stub;
 };
 

@@ -192,7 +192,7 @@ bool evrt__exec_resume(struct evrt__stream *s) {
    * thread, which never settles); no trace events to write (run_wait
    * writes them). */
   if (EVRT__ST(w) != EVRT__S_PARKED || !evrt__pool_on_worker() ||
-      EVRT_TRACING() || !have_notes())
+      EVRT_TRACING() || evrt__check_on || !have_notes())
     return evrt__stream_try_queue(s);
   if (evrt__tls_nunsettled == EVRT__UNSETTLED_MAX) {
     /* Settling notifies, which may come back here: a dependency tree of
@@ -531,7 +531,11 @@ void evrt__exec_stream(struct evrt__stream *s) {
     bool tracing = EVRT_TRACING();
     if (tracing && !it->t_start)
       it->t_start = evrt__now_ns();
+    if (EVRT_UNLIKELY(evrt__check_on))
+      evrt__check_item_begin(s, it);
     if (!run_item(s, it)) {
+      if (EVRT_UNLIKELY(evrt__check_on))
+        evrt__check_item_parked(s, it);
       if (give_up(s, EVRT__S_PARKED, last))
         continue;
       return;
@@ -542,6 +546,8 @@ void evrt__exec_stream(struct evrt__stream *s) {
                        evrt__now_ns(),
                        it->kind >= EVRT__ITEM_RECORD ? it->u.ev.ev_id : 0,
                        it->kind >= EVRT__ITEM_RECORD ? it->u.ev.rec_no : 0);
+    if (EVRT_UNLIKELY(evrt__check_on))
+      evrt__check_item_end(s, it);
     retire_head(s, it);
     uint64_t seq = it->seq;
     last = seq;

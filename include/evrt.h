@@ -316,6 +316,14 @@ EVRT_EXPORT evrt_status_t evrt_check_alloc(const void *ptr, size_t bytes);
  * memory.  release may be NULL (the caller frees the memory itself). */
 EVRT_EXPORT evrt_status_t evrt_check_free(void *ptr, size_t bytes,
                                           void (*release)(void *ptr));
+/* Synchronization between host threads (or host functions) that evrt does
+ * not see: a flag, a mutex, a condition variable, a thread join.  Call
+ * evrt_check_release(sync) after the writes it publishes and
+ * evrt_check_acquire(sync) after observing it (sync: any address naming
+ * the synchronization object): everything before the release is then
+ * ordered before everything after the acquire. */
+EVRT_EXPORT evrt_status_t evrt_check_release(const void *sync);
+EVRT_EXPORT evrt_status_t evrt_check_acquire(const void *sync);
 /* Number of findings so far (each occurrence; 0 with the checker off). */
 EVRT_EXPORT uint64_t evrt_check_findings(void);
 

@@ -72,6 +72,7 @@ static aclError alloc(const char *fn, void **ptr, size_t size, bool host) {
     free(b);
     return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
   }
+  evrt_check_alloc(p, real); /* EVRT_CHECK: a new block */
   *ptr = p;
   return ACL_SUCCESS;
 }
@@ -91,7 +92,7 @@ static aclError release(const char *fn, void *p, bool host) {
     return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
                           "%p was not returned by %s (or was freed already)",
                           p, host ? "aclrtMallocHost" : "aclrtMalloc");
-  free(p);
+  evrt_check_free(p, b->size, free); /* EVRT_CHECK: frees p (quarantined) */
   free(b);
   return ACL_SUCCESS;
 }
@@ -138,6 +139,8 @@ aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
   aclError r = copy_checks("aclrtMemcpy", dst, destMax, src, count, (int)kind);
   if (r)
     return r;
+  evrt_check_access(src, count, EVRT_CHECK_READ); /* EVRT_CHECK */
+  evrt_check_access(dst, count, EVRT_CHECK_WRITE);
   if (count)
     memmove(dst, src, count);
   return ACL_SUCCESS;
@@ -182,6 +185,7 @@ aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value,
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
                           "count %zu is larger than maxCount %zu", count,
                           maxCount);
+  evrt_check_access(devPtr, count, EVRT_CHECK_WRITE); /* EVRT_CHECK */
   memset(devPtr, value, count);
   return ACL_SUCCESS;
 }

@@ -78,6 +78,30 @@ evrt_status_t evrt_check_alloc(const void *ptr, size_t bytes) {
   return EVRT_SUCCESS;
 }
 
+evrt_status_t evrt_check_release(const void *sync) {
+  evrt_status_t st = evrt__ready();
+  if (st)
+    return st;
+  if (!sync)
+    return evrt__fail(EVRT_ERROR_INVALID_VALUE, "evrt_check_release: sync "
+                      "is NULL");
+  if (evrt__check_on)
+    evrt__check_release(sync);
+  return EVRT_SUCCESS;
+}
+
+evrt_status_t evrt_check_acquire(const void *sync) {
+  evrt_status_t st = evrt__ready();
+  if (st)
+    return st;
+  if (!sync)
+    return evrt__fail(EVRT_ERROR_INVALID_VALUE, "evrt_check_acquire: sync "
+                      "is NULL");
+  if (evrt__check_on)
+    evrt__check_acquire(sync);
+  return EVRT_SUCCESS;
+}
+
 /* ----------------------------------------------------------- quarantine */
 
 struct qblock {

@@ -32,10 +32,31 @@ static _Thread_local struct ctls *tls;
 static pthread_key_t tls_key;
 static pthread_once_t tls_once = PTHREAD_ONCE_INIT;
 
+/* Actors of exited threads, reused by new ones with their clock going on
+ * (a process that starts threads for ever keeps a bounded clock size). */
+struct free_actor {
+  uint32_t actor;
+  uint64_t clock;
+  struct free_actor *next;
+};
+static pthread_mutex_t free_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct free_actor *free_actors;
+
 static void tls_gone(void *p) {
   struct ctls *t = p;
   evrt__cvc_unref(t->h.vc);
-  free(t);
+  _Static_assert(sizeof(struct free_actor) <= sizeof(struct ctls),
+                 "a free actor reuses its thread's state");
+  tls = NULL; /* a later destructor's evrt call starts afresh */
+  struct free_actor *f = (struct free_actor *)t; /* reuse the memory */
+  uint32_t a = t->h.actor;
+  uint64_t c = t->h.clock;
+  f->actor = a;
+  f->clock = c;
+  pthread_mutex_lock(&free_lock);
+  f->next = free_actors;
+  free_actors = f;
+  pthread_mutex_unlock(&free_lock);
 }
 static void tls_key_make(void) { pthread_key_create(&tls_key, tls_gone); }
 
@@ -43,13 +64,21 @@ static struct ctls *ctls(void) {
   struct ctls *t = tls;
   if (EVRT_LIKELY(t != NULL))
     return t;
+  pthread_mutex_lock(&free_lock);
+  struct free_actor *f = free_actors;
+  if (f)
+    free_actors = f->next;
+  pthread_mutex_unlock(&free_lock);
+  uint32_t actor = f ? f->actor : evrt__check_actor();
+  uint64_t clock = f ? f->clock + 1 : 1;
+  free(f);
   t = calloc(1, sizeof *t);
   if (!t)
     return NULL;
-  t->h.actor = evrt__check_actor();
-  t->h.clock = 1;
+  t->h.actor = actor;
+  t->h.clock = clock;
   t->h.tid = evrt__thread_id();
-  if (!evrt__cvc_set(&t->h.vc, t->h.actor, 1)) {
+  if (!evrt__cvc_set(&t->h.vc, t->h.actor, clock)) {
     free(t);
     return NULL;
   }
@@ -127,6 +156,62 @@ bool evrt__check_ctx_access(struct evrt__acc *a, cvc_t **vc) {
   a->site = evrt__site_capture();
   *vc = evrt__cvc_ref(t->h.vc);
   return true;
+}
+
+/* ------------------------------------------- host-level synchronization */
+
+/* evrt_check_release / evrt_check_acquire: a clock per address, joined by
+ * releases, learned by acquires (TSan's happens-before annotations).
+ * Lock: sync_lock (a leaf). */
+#define SYNC_BUCKETS 1024
+struct csync {
+  const void *key;
+  cvc_t *vc;
+  struct csync *next;
+};
+static pthread_mutex_t sync_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct csync *sync_table[SYNC_BUCKETS];
+
+static struct csync **sync_slot(const void *key) {
+  uintptr_t h = (uintptr_t)key;
+  h ^= h >> 17;
+  h *= 0x9e3779b97f4a7c15ull;
+  struct csync **p = &sync_table[(h >> 40) & (SYNC_BUCKETS - 1)];
+  while (*p && (*p)->key != key)
+    p = &(*p)->next;
+  return p;
+}
+
+void evrt__check_release(const void *key) {
+  struct ctls *t = ctls();
+  if (!t)
+    return;
+  cvc_t *v = ctx_share(t);
+  bool ok = true;
+  pthread_mutex_lock(&sync_lock);
+  struct csync **p = sync_slot(key);
+  if (!*p && (*p = calloc(1, sizeof **p)))
+    (*p)->key = key;
+  if (*p)
+    ok = evrt__cvc_join(&(*p)->vc, v);
+  else
+    ok = false;
+  pthread_mutex_unlock(&sync_lock);
+  evrt__cvc_unref(v);
+  if (!ok)
+    evrt__check_oom();
+}
+
+void evrt__check_acquire(const void *key) {
+  struct ctls *t = ctls();
+  if (!t)
+    return;
+  pthread_mutex_lock(&sync_lock);
+  struct csync **p = sync_slot(key);
+  cvc_t *v = *p ? evrt__cvc_ref((*p)->vc) : NULL;
+  pthread_mutex_unlock(&sync_lock);
+  ctx_join(t, v);
+  evrt__cvc_unref(v);
 }
 
 /* ---------------------------------------------------------- generations */
@@ -320,6 +405,12 @@ void evrt__check_stream_new(struct evrt__stream *s) {
       return;
     }
     cs->s = s;
+    /* The slot's actor for good: its clock is the stream's seq, which
+     * keeps growing across incarnations, so epochs of an earlier
+     * incarnation stay below every later one and the number of actors is
+     * bounded by the number of slots (docs/check.md: what a slot's reuse
+     * hides). */
+    cs->actor = evrt__check_actor();
     s->check = cs;
   }
   uint64_t done = evrt__done(s);
@@ -332,7 +423,6 @@ void evrt__check_stream_new(struct evrt__stream *s) {
       g->svc = evrt__cvc_ref(cs->vc);
     evrt__cgen_unref(g);
   }
-  cs->actor = evrt__check_actor();
   cs->id = s->id;
   cs->device = atomic_load_explicit(&s->device, memory_order_relaxed);
   evrt__cvc_unref(cs->vc);

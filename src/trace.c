@@ -46,7 +46,7 @@ const char *evrt__item_kind_name(int kind) {
 
 /* ------------------------------------------------------------ entries */
 
-enum { E_ITEM = 0, E_RECORD, E_BIND, E_RESUME, E_HOST_WAIT };
+enum { E_ITEM = 0, E_RECORD, E_BIND, E_RESUME, E_HOST_WAIT, E_MARK };
 #define LABEL_MAX 28
 
 struct entry {
@@ -292,6 +292,22 @@ void evrt__trace_host_wait(const char *what, uint64_t id, uint64_t t0,
   e->t0 = t0;
   e->t1 = t1 < t0 ? t0 : t1;
   put_label(e, what);
+  commit(b);
+}
+
+void evrt__trace_mark(int device, uint64_t stream_id, uint64_t thread,
+                      uint64_t seq, uint64_t t, const char *name) {
+  struct tbuf *b;
+  struct entry *e = reserve(&b);
+  if (!e)
+    return;
+  e->type = E_MARK;
+  e->device = device;
+  e->stream = stream_id;
+  e->event = seq;
+  e->gen = thread;
+  e->t0 = e->t1 = t;
+  put_label(e, name);
   commit(b);
 }
 
@@ -655,6 +671,24 @@ static bool put_events(struct writer *w) {
             (unsigned long long)e->stream);
   }
   put_flows(w);
+  /* Marks (EVRT_CHECK's findings): instants on the stream's track, or on
+   * the host thread's for host code. */
+  for (size_t i = 0; i < w->n; i++) {
+    const struct entry *e = &w->all[i];
+    if (e->type != E_MARK)
+      continue;
+    if (e->device >= 0)
+      fprintf(f, ",\n{\"ph\":\"i\",\"s\":\"t\",\"pid\":%d,\"tid\":%llu",
+              e->device + 1, (unsigned long long)e->stream);
+    else
+      fprintf(f, ",\n{\"ph\":\"i\",\"s\":\"t\",\"pid\":%d,\"tid\":%llu",
+              HOST_PID, (unsigned long long)(HOST_TID_BASE + e->gen));
+    put_ts(w, "ts", e->t0);
+    fprintf(f, ",\"name\":");
+    put_str(f, e->label);
+    fprintf(f, ",\"cat\":\"evrt-check\",\"args\":{\"work_item\":%llu}}",
+            (unsigned long long)e->event);
+  }
   fputs("\n]}\n", f);
   return true;
 }

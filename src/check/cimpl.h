@@ -137,6 +137,7 @@ struct evrt__acc {
   uint32_t site;  /* where the item was enqueued / the host code called */
   uint32_t site2; /* the annotation inside a host function */
   uint64_t lw_ev, lw_gen, lw_src, lw_target;
+  uint64_t t; /* when it happened (only while tracing: the trace marks) */
 };
 struct evrt__acc *evrt__acc_new(void);
 static inline struct evrt__acc *evrt__acc_ref(struct evrt__acc *a) {
@@ -165,6 +166,11 @@ void evrt__shadow_free(struct evrt__acc *a, const cvc_t *vc);
 /* Forget a range (a block leaving the quarantine). */
 void evrt__shadow_forget(uintptr_t lo, uintptr_t hi);
 
+/* chaos.c: EVRT_CHAOS=SEED (read at init), the delay before an item */
+extern bool evrt__chaos_on;
+void evrt__chaos_init(void);
+void evrt__chaos_delay(uint64_t stream_id, uint64_t seq);
+
 /* ------------------------------------------------------------- reports */
 enum {
   FIND_RACE = 0,
@@ -180,6 +186,7 @@ void evrt__report_pair(int kind, struct evrt__acc *now, struct evrt__acc *then);
 struct evrt__cycle_member {
   uint64_t stream_id, seq, target, src_id, ev, gen;
   uint32_t site;
+  int device;
 };
 void evrt__report_cycle(const struct evrt__cycle_member *m, int n,
                         uint32_t host_site);

@@ -60,6 +60,7 @@ static int walk(struct evrt__stream *s, uint64_t target, struct step *st,
     st[n].m.ev = cs->w_ev;
     st[n].m.gen = cs->w_gen;
     st[n].m.site = cs->w_site;
+    st[n].m.device = cs->device;
     evrt__spin_unlock(&cs->lock);
     if (!parked || st[n].m.seq > target || evrt__done(s) + 1 != st[n].m.seq)
       return 0; /* running, or parked on something else than a stream */

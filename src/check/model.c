@@ -509,6 +509,8 @@ void evrt__check_item_begin(struct evrt__stream *s, struct evrt__item *it) {
     return;
   struct evrt__citem *ci = it->check;
   cvc_t *vc = NULL;
+  if (evrt__chaos_on && it->kind <= EVRT__ITEM_MEMSET)
+    evrt__chaos_delay(cs->id, it->seq); /* host function, copy, fill: once */
   evrt__spin_lock(&cs->lock);
   if (cs->cur_seq < it->seq) {
     bool ok = true;
@@ -594,15 +596,18 @@ void evrt__check_item_parked(struct evrt__stream *s, struct evrt__item *it) {
   if (!cs || it->kind != EVRT__ITEM_WAIT)
     return;
   struct evrt__citem *ci = it->check;
-  /* Written by this worker (or bound under the event lock before the
-   * resume we acquired): stable while the stream is parked on it. */
+  /* dep_kind is this worker's; a bound wait's generation was written at
+   * enqueue, by this worker, or under the event lock that its binding here
+   * took: stable while the stream is parked on it.  A next-record wait
+   * still queued on its event is not read: a record may bind it now. */
   evrt__spin_lock(&cs->lock);
   cs->w_seq = it->seq;
   cs->w_site = ci ? ci->site : 0;
   cs->w_ev = it->u.ev.ev_id;
-  cs->w_gen = it->u.ev.rec_no;
+  cs->w_gen = 0;
   if (it->dep_kind == EVRT__DEP_STREAM && it->u.ev.src) {
     cs->wstate = CW_STREAM;
+    cs->w_gen = it->u.ev.rec_no;
     cs->w_src = it->u.ev.src;
     cs->w_target = it->u.ev.target;
   } else if (it->dep_kind == EVRT__DEP_NEXT_RECORD) {

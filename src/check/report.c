@@ -34,6 +34,19 @@ static int exit_code = 66;
 static char *json_path;
 static bool oom_said;
 
+static const char *const mark_name[] = {
+    [FIND_RACE] = "check: data race",
+    [FIND_UAF] = "check: use after free",
+    [FIND_HOST] = "check: host access",
+    [FIND_DEADLOCK] = "check: deadlock",
+};
+
+static void mark(int kind, const struct evrt__acc *a) {
+  if (EVRT_TRACING())
+    evrt__trace_mark(a->op == OP_HOST ? -1 : a->device, a->stream_id, a->tid,
+                     a->seq, a->t ? a->t : evrt__now_ns(), mark_name[kind]);
+}
+
 static const char *const kind_name[] = {
     [FIND_RACE] = "data race",
     [FIND_UAF] = "use after free",
@@ -218,6 +231,33 @@ static void print_cycle(FILE *f, const struct finding *x) {
   fprintf(f, "  %s\n", fix_line(x));
 }
 
+/* Symbolization (libdw) wants more stack than a worker's 256 KiB (under
+ * ThreadSanitizer it overflowed it): print from a thread of our own. */
+struct big_call {
+  void (*fn)(FILE *, const struct finding *);
+  const struct finding *x;
+};
+static void *big_main(void *p) {
+  struct big_call *c = p;
+  c->fn(stderr, c->x);
+  return NULL;
+}
+static void print_big(void (*fn)(FILE *, const struct finding *),
+                      const struct finding *x) {
+  struct big_call c = {fn, x};
+  pthread_attr_t a;
+  pthread_t t;
+  bool ok = pthread_attr_init(&a) == 0;
+  ok = ok && pthread_attr_setstacksize(&a, (size_t)16 << 20) == 0 &&
+       pthread_create(&t, &a, big_main, &c) == 0;
+  if (ok)
+    pthread_join(t, NULL);
+  else
+    fn(stderr, x);
+  pthread_attr_destroy(&a);
+  fflush(stderr);
+}
+
 static bool same(const struct evrt__acc *a, const struct evrt__acc *b) {
   return a->site == b->site && a->site2 == b->site2 && a->op == b->op &&
          a->kind == b->kind;
@@ -257,8 +297,9 @@ void evrt__report_pair(int kind, struct evrt__acc *now,
   x->now = evrt__acc_ref(now);
   x->then = evrt__acc_ref(then);
   x->count = 1;
-  print_pair(stderr, x);
-  fflush(stderr);
+  mark(kind, now);
+  mark(kind, then);
+  print_big(print_pair, x);
   pthread_mutex_unlock(&report_lock);
 }
 
@@ -294,8 +335,11 @@ void evrt__report_cycle(const struct evrt__cycle_member *m, int n,
   x->ncyc = n;
   x->host_site = host_site;
   x->count = 1;
-  print_cycle(stderr, x);
-  fflush(stderr);
+  if (EVRT_TRACING())
+    for (int i = 0; i < n; i++)
+      evrt__trace_mark(m[i].device, m[i].stream_id, 0, m[i].seq, evrt__now_ns(),
+                       mark_name[FIND_DEADLOCK]);
+  print_big(print_cycle, x);
   pthread_mutex_unlock(&report_lock);
 }
 
@@ -359,7 +403,11 @@ static void json_acc(FILE *f, const struct evrt__acc *a) {
   fprintf(f, "}");
 }
 
-static void write_json(void) {
+static void write_json_to(FILE *unused, const struct finding *x_unused);
+static void write_json(void) { print_big(write_json_to, NULL); }
+static void write_json_to(FILE *unused, const struct finding *x_unused) {
+  (void)unused;
+  (void)x_unused;
   FILE *f = fopen(json_path, "w");
   if (!f) {
     fprintf(stderr, "evrt-check: note: cannot write %s\n", json_path);
@@ -431,6 +479,7 @@ void evrt__check_init(void) {
   const char *p = getenv("EVRT_CHECK_REPORT");
   if (p && *p)
     json_path = strdup(p);
+  evrt__chaos_init();
   /* Registered before the trace's exit handler (init.c), so it runs after
    * it: the trace is complete when the process leaves with the status. */
   atexit(check_exit);

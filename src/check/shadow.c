@@ -49,8 +49,11 @@ static uint32_t next_prio(void) {
 
 struct evrt__acc *evrt__acc_new(void) {
   struct evrt__acc *a = calloc(1, sizeof *a);
-  if (a)
+  if (a) {
     atomic_init(&a->ref, 1);
+    if (EVRT_TRACING())
+      a->t = evrt__now_ns();
+  }
   return a;
 }
 

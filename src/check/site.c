@@ -57,6 +57,12 @@ static bool under_valgrind(void) {
 }
 
 static void unw_load(void) {
+#if defined(__SANITIZE_THREAD__)
+  /* libunwind's thread-exit destructor takes a mutex that ThreadSanitizer
+   * intercepts after it has let go of the thread (a crash at the exit of a
+   * worker that unwound): glibc's unwinder under TSan. */
+  return;
+#endif
   if (under_valgrind())
     return;
   /* RTLD_LOCAL: its _Unwind_* must not interpose the process's */
@@ -262,6 +268,8 @@ void evrt__site_print(FILE *f, uint32_t id, const char *indent, int more) {
   describe(s->pc[i], &fr);
   put_frame(f, &fr);
   fprintf(f, "\n");
+  if (fr.fn && strcmp(fr.fn, "main") == 0)
+    return;
   for (int k = 1; k <= more && i + k < s->n; k++) {
     describe(s->pc[i + k], &fr);
     if (!fr.fn)

@@ -67,8 +67,9 @@ static inline void gate_fn(void *arg) {
 }
 static inline void gate_open(void) { atomic_store(&gate_, 1); }
 
-static int run_child(const char *self, const char *name, char *err,
+static int run_child(const char *self, const struct scenario *sc, char *err,
                      size_t cap) {
+  const char *name = sc->name;
   int fd[2];
   if (pipe(fd) != 0)
     return -1;
@@ -80,6 +81,17 @@ static int run_child(const char *self, const char *name, char *err,
     close(fd[1]);
     setenv("EVRT_CHECK", "1", 1);
     unsetenv("EVRT_CHECK_EXITCODE");
+#ifdef EVRT_CHECK_TSAN_SUPP
+    /* A racy program's own accesses race for real: ThreadSanitizer (in the
+     * sanitizer job) must not stop it before the checker has spoken. */
+    if (sc->expect) {
+      static char opts[1024];
+      const char *o = getenv("TSAN_OPTIONS");
+      snprintf(opts, sizeof opts, "%s suppressions=%s", o ? o : "",
+               EVRT_CHECK_TSAN_SUPP);
+      setenv("TSAN_OPTIONS", opts, 1);
+    }
+#endif
     execl(self, self, "run", name, (char *)NULL);
     _exit(127);
   }
@@ -101,7 +113,7 @@ static int run_child(const char *self, const char *name, char *err,
 /* Check one scenario in a child; 0 if it behaved. */
 static int expect_one(const char *self, const struct scenario *sc) {
   static char err[1 << 20];
-  int code = run_child(self, sc->name, err, sizeof err);
+  int code = run_child(self, sc, err, sizeof err);
   int findings = 0, wrong = 0;
   for (char *line = err; line && *line;) {
     char *nl = strchr(line, '\n');

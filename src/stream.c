@@ -43,6 +43,7 @@ evrt_status_t evrt__stream_new(int device, int priority, bool is_default,
   s->n_done_local = 0;
   s->n_returned = 0;
   evrt__stream_waiters_reset(s);
+  evrt__failure_reset(s);
   atomic_store_explicit(&s->wait_failures, 0, memory_order_relaxed);
   atomic_store_explicit(&s->device, device, memory_order_relaxed);
   s->priority = priority < 0 ? -1 : 0;
@@ -147,6 +148,10 @@ static uint64_t link_locked(struct evrt__stream *s, struct evrt__item *it) {
   s->tail = it;
   /* seq_cst: the Dekker pair with the worker going idle (top of file) */
   atomic_store_explicit(&s->enq_seq, seq, memory_order_seq_cst);
+  /* evrt_thread_last_task (src/failure.c): two thread-local stores; s->id
+   * is on the identity line, read-mostly */
+  evrt__tls_last_stream_id = s->id;
+  evrt__tls_last_seq = seq;
   return seq;
 }
 
@@ -203,6 +208,11 @@ static evrt_status_t enqueue(struct evrt__stream *s, const struct evrt__item *tm
   evrt__spin_unlock(&s->plock);
   schedule(s);
   return EVRT_SUCCESS;
+}
+
+evrt_status_t evrt__enqueue(struct evrt__stream *s,
+                           const struct evrt__item *tmpl) {
+  return enqueue(s, tmpl, NULL);
 }
 
 static inline __attribute__((always_inline)) evrt_status_t
@@ -290,11 +300,12 @@ evrt_status_t evrt_stream_query(evrt_stream_t h) {
   if (st)
     return st;
   uint64_t enq = atomic_load_explicit(&s->enq_seq, memory_order_acquire);
+  /* complete: a pending error of its work (src/failure.c) is reported */
   if (evrt__done(s) < enq)
     return EVRT_NOT_READY;
   if (EVRT_UNLIKELY(evrt__check_on))
     evrt__check_observe_stream(s, enq);
-  return EVRT_SUCCESS;
+  return evrt__error_check(s, enq);
 }
 
 /* The waiting part, out of line (see sync_wait in event.c). */
@@ -312,7 +323,9 @@ stream_sync_wait(struct evrt__stream *s, uint64_t enq, int64_t timeout_ns) {
   if (st == EVRT_ERROR_TIMEOUT)
     return evrt__fail(st, "stream %llu not done after %lld ns",
                       (unsigned long long)s->id, (long long)timeout_ns);
-  return st;
+  if (EVRT_UNLIKELY(evrt__check_on) && !st)
+    evrt__check_observe_stream(s, enq);
+  return st ? st : evrt__error_check(s, enq);
 }
 
 evrt_status_t evrt_stream_synchronize_timeout(evrt_stream_t h,
@@ -322,10 +335,12 @@ evrt_status_t evrt_stream_synchronize_timeout(evrt_stream_t h,
   if (st)
     return st;
   uint64_t enq = atomic_load_explicit(&s->enq_seq, memory_order_acquire);
-  st = evrt__done(s) >= enq ? EVRT_SUCCESS : stream_sync_wait(s, enq, timeout_ns);
-  if (EVRT_UNLIKELY(evrt__check_on) && st == EVRT_SUCCESS)
-    evrt__check_observe_stream(s, enq);
-  return st;
+  if (evrt__done(s) >= enq) {
+    if (EVRT_UNLIKELY(evrt__check_on))
+      evrt__check_observe_stream(s, enq);
+    return evrt__error_check(s, enq);
+  }
+  return stream_sync_wait(s, enq, timeout_ns);
 }
 
 evrt_status_t evrt_stream_synchronize(evrt_stream_t h) {

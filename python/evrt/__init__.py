@@ -23,6 +23,7 @@ from ._evrt import (  # noqa: F401  (re-exported)
     set_device,
     IPC_HANDLE_SIZE,
     __version__,
+    library_path,
 )
 
 __all__ = [

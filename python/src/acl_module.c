@@ -53,6 +53,45 @@ static PyObject *ptr_ret(void *p, aclError ret) {
 
 #define RET(expr) return PyLong_FromLong((long)(expr))
 
+/* ------------------------------------------------------------- Ctrl-C */
+
+/* The blocking calls (synchronize_*) first wait for the work themselves,
+ * interruptibly (wait.c: GIL released, signal handlers run every slice),
+ * through the evrt handle behind the ACL one: aclrtStream and aclrtEvent
+ * values are evrt handles (one runtime).  Then they make the ACL call, which
+ * finds the work done and returns ACL's own code and error state; the
+ * waiting left none (a failing handle ends it early and the ACL call reports
+ * the failure).  Returns -1 with KeyboardInterrupt (or whatever a handler
+ * raised) set, else 0 and *left_ms: the timeout left for the ACL call (-1
+ * stays -1; a wait that used up its timeout leaves 1 ms, so that ACL
+ * reports its own timeout). */
+enum prewait_kind { PRE_STREAM, PRE_EVENT, PRE_DEVICE };
+
+static int prewait(enum prewait_kind kind, void *h, int timeout_ms,
+                   int *left_ms) {
+  int64_t ns = timeout_ms < 0 ? -1 : (int64_t)timeout_ms * 1000000;
+  evrt_status_t st = EVRT_SUCCESS;
+  int rc = 0;
+  *left_ms = timeout_ms;
+  if (kind == PRE_DEVICE) {
+    int32_t dev = 0;
+    if (aclrtGetDevice(&dev) != ACL_SUCCESS)
+      return 0;
+    rc = evrtpy_device_wait((int)dev, ns, 0, &st);
+  } else if (kind == PRE_STREAM) {
+    if (!h && aclrtCtxGetCurrentDefaultStream(&h) != ACL_SUCCESS)
+      return 0;
+    rc = evrtpy_stream_wait((evrt_stream_t)h, ns, 1, &st);
+  } else {
+    rc = evrtpy_event_wait((evrt_event_t)h, ns, 1, &st);
+  }
+  if (rc < 0)
+    return -1;
+  if (st == EVRT_ERROR_TIMEOUT && timeout_ms > 0)
+    *left_ms = 1;
+  return 0;
+}
+
 /* ------------------------------------------------------------ acl.* */
 
 static PyObject *a_init(PyObject *m, PyObject *args) {
@@ -70,11 +109,23 @@ static PyObject *a_finalize(PyObject *m, PyObject *unused) {
   RET(r);
 }
 
+static char *take_carried_msgs(void);
+
 static PyObject *a_get_recent_err_msg(PyObject *m, PyObject *unused) {
   const char *s = aclGetRecentErrMsg();
-  if (!s)
-    Py_RETURN_NONE;
-  return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace");
+  char *older = take_carried_msgs(); /* see r_process_report */
+  PyObject *res;
+  if (!older) {
+    if (!s)
+      Py_RETURN_NONE;
+    return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace");
+  }
+  if (s && *s)
+    res = PyUnicode_FromFormat("%s\n%s", s, older);
+  else
+    res = PyUnicode_DecodeUTF8(older, (Py_ssize_t)strlen(older), "replace");
+  PyMem_RawFree(older);
+  return res;
 }
 
 /* ----------------------------------------------------- rt: devices */
@@ -128,6 +179,9 @@ static PyObject *r_get_run_mode(PyObject *m, PyObject *unused) {
 
 static PyObject *r_synchronize_device(PyObject *m, PyObject *unused) {
   aclError r;
+  int left;
+  if (prewait(PRE_DEVICE, NULL, -1, &left) < 0)
+    return NULL;
   Py_BEGIN_ALLOW_THREADS
   r = aclrtSynchronizeDevice();
   Py_END_ALLOW_THREADS
@@ -140,8 +194,11 @@ static PyObject *r_synchronize_device_with_timeout(PyObject *m,
   if (!PyArg_ParseTuple(args, "i:synchronize_device_with_timeout", &t))
     return NULL;
   aclError r;
+  int left = t;
+  if ((t > 0 || t == -1) && prewait(PRE_DEVICE, NULL, t, &left) < 0)
+    return NULL;
   Py_BEGIN_ALLOW_THREADS
-  r = aclrtSynchronizeDeviceWithTimeout(t);
+  r = aclrtSynchronizeDeviceWithTimeout(left);
   Py_END_ALLOW_THREADS
   RET(r);
 }
@@ -215,7 +272,20 @@ static PyObject *r_create_stream_with_config(PyObject *m, PyObject *args) {
 
 STREAM_FN(destroy_stream, aclrtDestroyStream, 0)
 STREAM_FN(destroy_stream_force, aclrtDestroyStreamForce, 1)
-STREAM_FN(synchronize_stream, aclrtSynchronizeStream, 1)
+
+static PyObject *r_synchronize_stream(PyObject *m, PyObject *args) {
+  void *s;
+  if (!PyArg_ParseTuple(args, "O&:synchronize_stream", to_ptr, &s))
+    return NULL;
+  int left;
+  if (prewait(PRE_STREAM, s, -1, &left) < 0)
+    return NULL;
+  aclError r;
+  Py_BEGIN_ALLOW_THREADS
+  r = aclrtSynchronizeStream(s);
+  Py_END_ALLOW_THREADS
+  RET(r);
+}
 
 static PyObject *r_synchronize_stream_with_timeout(PyObject *m,
                                                    PyObject *args) {
@@ -225,8 +295,11 @@ static PyObject *r_synchronize_stream_with_timeout(PyObject *m,
                         &s, &t))
     return NULL;
   aclError r;
+  int left = t;
+  if ((t > 0 || t == -1) && prewait(PRE_STREAM, s, t, &left) < 0)
+    return NULL;
   Py_BEGIN_ALLOW_THREADS
-  r = aclrtSynchronizeStreamWithTimeout(s, t);
+  r = aclrtSynchronizeStreamWithTimeout(s, left);
   Py_END_ALLOW_THREADS
   RET(r);
 }
@@ -381,6 +454,9 @@ static PyObject *r_synchronize_event(PyObject *m, PyObject *args) {
   if (!PyArg_ParseTuple(args, "O&:synchronize_event", to_ptr, &e))
     return NULL;
   aclError r;
+  int left;
+  if (prewait(PRE_EVENT, e, -1, &left) < 0)
+    return NULL;
   Py_BEGIN_ALLOW_THREADS
   r = aclrtSynchronizeEvent(e);
   Py_END_ALLOW_THREADS
@@ -395,8 +471,11 @@ static PyObject *r_synchronize_event_with_timeout(PyObject *m,
                         &e, &t))
     return NULL;
   aclError r;
+  int left = t;
+  if ((t > 0 || t == -1) && prewait(PRE_EVENT, e, t, &left) < 0)
+    return NULL;
   Py_BEGIN_ALLOW_THREADS
-  r = aclrtSynchronizeEventWithTimeout(e, t);
+  r = aclrtSynchronizeEventWithTimeout(e, left);
   Py_END_ALLOW_THREADS
   RET(r);
 }
@@ -469,6 +548,22 @@ static PyObject *r_ipc_open_event_handle(PyObject *m, PyObject *args) {
 
 /* -------------------------------------------------- rt: callbacks */
 
+/* process_report nesting on this thread, and the KeyboardInterrupt (or
+ * SystemExit) a callback it ran raised, to be raised by it. */
+static _Thread_local int report_depth;
+static _Thread_local PyObject *report_exc;
+
+static PyObject *fetch_exception(void) {
+  PyObject *t, *v, *tb;
+  PyErr_Fetch(&t, &v, &tb);
+  PyErr_NormalizeException(&t, &v, &tb);
+  if (v && tb)
+    PyException_SetTraceback(v, tb);
+  Py_XDECREF(t);
+  Py_XDECREF(tb);
+  return v;
+}
+
 struct py_cb {
   PyObject *fn;
   PyObject *arg;
@@ -485,6 +580,12 @@ static void py_cb_run(void *p) {
   PyObject *r = PyObject_CallOneArg(c->fn, c->arg);
   if (r)
     Py_DECREF(r);
+  else if (report_depth > 0 && !report_exc &&
+           (PyErr_ExceptionMatches(PyExc_KeyboardInterrupt) ||
+            PyErr_ExceptionMatches(PyExc_SystemExit)))
+    /* Ctrl-C (or sys.exit) inside a callback run by process_report on this
+     * thread: raised by process_report, not lost to the unraisable hook. */
+    report_exc = fetch_exception();
   else
     PyErr_WriteUnraisable(c->fn);
   Py_DECREF(c->fn);
@@ -578,16 +679,77 @@ static PyObject *r_unsubscribe_report(PyObject *m, PyObject *args) {
   RET(r);
 }
 
+/* Error messages of this thread's failed ACL calls that process_report took
+ * out of ACL's list before waiting in slices (see r_process_report);
+ * acl.get_recent_err_msg() gives them back after the newer ones.  PyMem_Raw
+ * memory, NULL if none. */
+static _Thread_local char *carried_msgs;
+
+/* Append msg (older than what is carried) to the carried messages. */
+static void carry(const char *msg) {
+  if (!msg || !*msg)
+    return;
+  size_t a = carried_msgs ? strlen(carried_msgs) : 0, b = strlen(msg);
+  char *n = PyMem_RawRealloc(carried_msgs, a + b + 2);
+  if (!n)
+    return; /* out of memory: the message is dropped */
+  if (a)
+    n[a++] = '\n';
+  memcpy(n + a, msg, b + 1);
+  carried_msgs = n;
+}
+
+static char *take_carried_msgs(void) {
+  char *s = carried_msgs;
+  carried_msgs = NULL;
+  return s;
+}
+
+/* process_report(timeout) -> ret.  A wait longer than one slice (-1:
+ * forever) is made of aclrtProcessReport(slice) calls, with the signal
+ * handlers run between them so that Ctrl-C ends it, and a KeyboardInterrupt
+ * raised inside a callback it ran is raised here (not lost to the
+ * unraisable hook).  A slice that ends without a report fails with ACL's
+ * report timeout: its message and code are taken back out at once, so the
+ * call leaves the error state as one aclrtProcessReport(timeout) would.
+ * For that, the messages of earlier failures are taken out of ACL's list
+ * first and carried over to the next get_recent_err_msg(). */
 static PyObject *r_process_report(PyObject *m, PyObject *args) {
   int t;
   if (!PyArg_ParseTuple(args, "i:process_report", &t))
     return NULL;
+  const int slice_ms = (int)(EVRTPY_WAIT_SLICE_NS / 1000000);
+  int sliced = t == -1 || t > slice_ms;
+  int left = t;
   aclError r;
-  /* The callback re-takes the GIL on this thread (PyGILState_Ensure: this
-   * is a Python thread). */
-  Py_BEGIN_ALLOW_THREADS
-  r = aclrtProcessReport(t);
-  Py_END_ALLOW_THREADS
+  if (sliced)
+    carry(aclGetRecentErrMsg());
+  report_depth++;
+  for (;;) {
+    int slice = sliced && (left < 0 || left > slice_ms) ? slice_ms : left;
+    Py_BEGIN_ALLOW_THREADS
+    r = aclrtProcessReport(slice);
+    Py_END_ALLOW_THREADS
+    if (r != ACL_ERROR_RT_REPORT_TIMEOUT || slice == left || report_exc)
+      break;
+    /* A slice, not the call, timed out: leave no trace of it. */
+    (void)aclGetRecentErrMsg();
+    (void)aclrtGetLastError(ACL_RT_THREAD_LEVEL);
+    if (left > 0)
+      left -= slice;
+    if (PyErr_CheckSignals() < 0)
+      break;
+  }
+  report_depth--;
+  if (report_exc) {
+    PyObject *e = report_exc;
+    report_exc = NULL;
+    PyErr_SetObject((PyObject *)Py_TYPE(e), e);
+    Py_DECREF(e);
+    return NULL;
+  }
+  if (PyErr_Occurred())
+    return NULL; /* a signal handler raised */
   RET(r);
 }
 

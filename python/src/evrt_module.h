@@ -44,6 +44,76 @@ typedef struct evrtpy_gil {
 void evrtpy_gil_take(evrtpy_gil_t *t);
 void evrtpy_gil_drop(evrtpy_gil_t *t);
 
+/* ------------------------------------------------------------ devices.c */
+/* Number of devices / the calling thread's current device; 0, or -1 with
+ * the exception set. */
+int evrtpy_get_count(int *n);
+int evrtpy_get_current(int *d);
+/* Device argument: None or a negative int = the current device; an int; or
+ * the strings "evrt" / "evrt:N".  0, or -1 with the exception set. */
+int evrtpy_parse_device(PyObject *o, int *out);
+extern PyMethodDef evrtpy_device_methods[];
+
+/* --------------------------------------------------------------- wait.c */
+/* Longest a blocking wait goes without looking at pending signals. */
+#define EVRTPY_WAIT_SLICE_NS (20 * 1000 * 1000LL)
+/* One slice of a blocking wait on obj: EVRT_ERROR_TIMEOUT when it ran out
+ * (timeout 0: a poll). */
+typedef evrt_status_t (*slice_wait_fn)(void *obj, int64_t timeout_ns);
+/* Waits with fn for up to timeout_ns (negative: forever) with the GIL
+ * released, in slices, running the signal handlers between them; poll: try
+ * once with the GIL held first.  Returns 0 with the wait's status in *st
+ * (EVRT_ERROR_TIMEOUT if timeout_ns ran out), or -1 with the exception a
+ * signal handler raised (KeyboardInterrupt). */
+int evrtpy_wait(slice_wait_fn fn, void *obj, int64_t timeout_ns, int poll,
+                evrt_status_t *st);
+/* The same for an event, a stream and a device. */
+int evrtpy_event_wait(evrt_event_t e, int64_t timeout_ns, int poll,
+                      evrt_status_t *st);
+int evrtpy_stream_wait(evrt_stream_t s, int64_t timeout_ns, int poll,
+                       evrt_status_t *st);
+int evrtpy_device_wait(int device, int64_t timeout_ns, int poll,
+                       evrt_status_t *st);
+
+/* ------------------------------------------------------------- stream.c */
+typedef struct {
+  PyObject_HEAD
+  evrt_stream_t h;
+  int device;
+  int priority;
+  uint64_t id;
+  int owned; /* created by us (destroyed with the object), not a default */
+  PyObject *weakreflist;
+} StreamObject;
+
+extern PyTypeObject evrtpy_StreamType;
+#define evrtpy_Stream_Check(o) PyObject_TypeCheck((o), &evrtpy_StreamType)
+
+/* -------------------------------------------------------------- event.c */
+typedef struct {
+  PyObject_HEAD
+  evrt_event_t h; /* NULL until the first record / ipc_handle (lazy) */
+  unsigned flags;
+  int want_device; /* device given at construction, -1 if none */
+  int imported;
+  PyObject *weakreflist;
+} EventObject;
+
+extern PyTypeObject evrtpy_EventType;
+
+/* ------------------------------------------------------------- launch.c */
+/* Stream.launch(fn, *args). */
+PyObject *evrtpy_stream_launch(StreamObject *self, PyObject *args);
+/* Take the pending launch errors that match (by device, or by stream id when
+ * by_stream) and raise the first; 0 if there was none, -1 with the
+ * exception set. */
+int evrtpy_raise_launch_errors(int device, int by_stream, uint64_t stream_id);
+extern PyMethodDef evrtpy_launch_methods[];
+int evrtpy_launch_init(PyObject *module);
+
+/* ------------------------------------------------------------- errors.c */
+int evrtpy_errors_init(PyObject *module);
+
 /* Adds the pyACL functions (evrt._evrt._acl_rt) to the module; returns 0 or
  * -1 with an exception set. */
 int evrtpy_acl_init(PyObject *module);

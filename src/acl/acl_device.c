@@ -51,6 +51,15 @@ aclError acl__current(const char *fn, struct acl__ctx **ctx) {
   return ACL_SUCCESS;
 }
 
+struct acl__ctx *acl__current_quiet(void) {
+  pthread_mutex_lock(&acl__lock);
+  struct acl__ctx *c = tls_ctx;
+  if (c && !c->alive)
+    c = NULL;
+  pthread_mutex_unlock(&acl__lock);
+  return c;
+}
+
 static struct acl__ctx *new_ctx(int dev, bool is_default,
                                      evrt_stream_t def) {
   struct acl__ctx *c = calloc(1, sizeof *c);

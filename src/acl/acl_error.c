@@ -60,6 +60,11 @@ aclError acl__code_of(evrt_status_t st) {
   case EVRT_ERROR_SYSTEM:
   case EVRT_ERROR_INTERNAL:
     return ACL_ERROR_RT_INTERNAL_ERROR;
+  case EVRT_ERROR_TASK_FAILED:
+    /* the failing task's own code when it has one (acl__failure_code) */
+    return ACL_ERROR_RT_VECTOR_CORE_EXCEPTION;
+  case EVRT_ERROR_ABORTED:
+    return ACL_ERROR_RT_STREAM_ABORT;
   }
   return ACL_ERROR_RT_INTERNAL_ERROR;
 }

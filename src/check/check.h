@@ -82,6 +82,11 @@ void evrt__check_wait_skipped(struct evrt__stream *s, struct evrt__event *e,
 void evrt__check_observe_stream(struct evrt__stream *s, uint64_t target);
 void evrt__check_observe_event(struct evrt__event *e);
 void evrt__check_observe_device(int device);
+/* evrt_check_release / evrt_check_acquire, and value.c's host write
+ * (evrt_value_write64 releases its word: a stream's value wait on it
+ * acquires it when it passes). */
+void evrt__check_release(const void *key);
+void evrt__check_acquire(const void *key);
 /* wait.c: a host thread about to block until s->done_seq >= target: waits
  * in slices and returns EVRT_ERROR_DEADLOCK if the streams it waits for
  * are in a cycle of waits (deadlock.c). */

@@ -152,9 +152,6 @@ void evrt__acc_unref(struct evrt__acc *a);
  * it with (caller unrefs). */
 bool evrt__check_ctx_access(struct evrt__acc *a, cvc_t **vc);
 
-/* evrt_check_release / evrt_check_acquire (model.c) */
-void evrt__check_release(const void *key);
-void evrt__check_acquire(const void *key);
 
 /* shadow.c: check a against what the range holds, then store it.  Findings
  * are reported (report.c) after the shadow lock is released. */

@@ -182,11 +182,17 @@ static struct csync **sync_slot(const void *key) {
   return p;
 }
 
-void evrt__check_release(const void *key) {
-  struct ctls *t = ctls();
-  if (!t)
-    return;
-  cvc_t *v = ctx_share(t);
+/* Release key with the clock of stream cs, or of the thread t. */
+static void sync_release(struct evrt__cstream *cs, struct ctls *t,
+                         const void *key) {
+  cvc_t *v;
+  if (cs) {
+    evrt__spin_lock(&cs->lock);
+    v = evrt__cvc_ref(cs->vc);
+    evrt__spin_unlock(&cs->lock);
+  } else {
+    v = ctx_share(t);
+  }
   bool ok = true;
   pthread_mutex_lock(&sync_lock);
   struct csync **p = sync_slot(key);
@@ -202,16 +208,34 @@ void evrt__check_release(const void *key) {
     evrt__check_oom();
 }
 
-void evrt__check_acquire(const void *key) {
-  struct ctls *t = ctls();
-  if (!t)
-    return;
+/* Acquire key into stream cs, or into the thread t. */
+static void sync_acquire(struct evrt__cstream *cs, struct ctls *t,
+                         const void *key) {
   pthread_mutex_lock(&sync_lock);
   struct csync **p = sync_slot(key);
   cvc_t *v = *p ? evrt__cvc_ref((*p)->vc) : NULL;
   pthread_mutex_unlock(&sync_lock);
-  ctx_join(t, v);
+  if (cs && v) {
+    evrt__spin_lock(&cs->lock);
+    if (!evrt__cvc_join(&cs->vc, v))
+      evrt__check_oom();
+    evrt__spin_unlock(&cs->lock);
+  } else if (t) {
+    ctx_join(t, v);
+  }
   evrt__cvc_unref(v);
+}
+
+void evrt__check_release(const void *key) {
+  struct ctls *t = ctls();
+  if (t)
+    sync_release(NULL, t, key);
+}
+
+void evrt__check_acquire(const void *key) {
+  struct ctls *t = ctls();
+  if (t)
+    sync_acquire(NULL, t, key);
 }
 
 /* ---------------------------------------------------------- generations */
@@ -509,7 +533,10 @@ void evrt__check_item_begin(struct evrt__stream *s, struct evrt__item *it) {
     return;
   struct evrt__citem *ci = it->check;
   cvc_t *vc = NULL;
-  if (evrt__chaos_on && it->kind <= EVRT__ITEM_MEMSET)
+  bool user = it->kind == EVRT__ITEM_HOST_FUNC ||
+              it->kind == EVRT__ITEM_HOST_TASK;
+  if (evrt__chaos_on && (user || it->kind == EVRT__ITEM_MEMCPY ||
+                         it->kind == EVRT__ITEM_MEMSET))
     evrt__chaos_delay(cs->id, it->seq); /* host function, copy, fill: once */
   evrt__spin_lock(&cs->lock);
   if (cs->cur_seq < it->seq) {
@@ -535,7 +562,7 @@ void evrt__check_item_begin(struct evrt__stream *s, struct evrt__item *it) {
     mem_access(cs, it, ci, vc, ACC_WRITE, it->u.mem.dst,
                it->kind == EVRT__ITEM_MEMCPY ? "destination" : NULL);
     evrt__cvc_unref(vc);
-  } else if (it->kind == EVRT__ITEM_HOST_FUNC) {
+  } else if (user) {
     struct ctls *t = ctls();
     if (t) {
       t->run_cs = cs;
@@ -549,7 +576,8 @@ void evrt__check_item_end(struct evrt__stream *s, struct evrt__item *it) {
   struct evrt__cstream *cs = s->check;
   struct evrt__citem *ci = it->check;
   it->check = NULL;
-  if (it->kind == EVRT__ITEM_HOST_FUNC && tls)
+  if ((it->kind == EVRT__ITEM_HOST_FUNC || it->kind == EVRT__ITEM_HOST_TASK) &&
+      tls)
     tls->run_cs = NULL;
   if (!cs)
     goto out;
@@ -566,6 +594,12 @@ void evrt__check_item_end(struct evrt__stream *s, struct evrt__item *it) {
       join_gen_into(cs, g);
     evrt__cgen_unref(g);
   }
+  /* Stream-ordered values: a write releases the word's clock, a wait that
+   * passed acquires it (as a host's evrt_value_write64 releases it). */
+  if (it->kind == EVRT__ITEM_VALUE_WRITE)
+    sync_release(cs, NULL, (const void *)it->u.val.addr);
+  else if (it->kind == EVRT__ITEM_VALUE_WAIT)
+    sync_acquire(cs, NULL, (const void *)it->u.val.addr);
   evrt__spin_lock(&cs->lock);
   cs->wstate = CW_NONE;
   if (it->seq > cs->end_seq)

@@ -372,7 +372,7 @@ static void op_event_query(struct eslot *e) {
   } else {
     fail("event_query: %s", evrt_err_name(st));
   }
-  evrt_event_info_t info;
+  evrt_event_info_t info = {.struct_size = sizeof info};
   EXPECT_ST(evrt_event_get_info(e->h, &info), EVRT_SUCCESS);
   if (info.record_count != e->rec_count)
     fail("record_count %" PRIu64 ", model %" PRIu64, info.record_count,
@@ -522,7 +522,7 @@ static void final_checks(void) {
   }
   for (int i = 0; i < R.ne; i++) {
     struct eslot *e = &R.e[i];
-    evrt_event_info_t info;
+    evrt_event_info_t info = {.struct_size = sizeof info};
     evrt_status_t q = evrt_event_query(e->h);
     if (q == EVRT_NOT_READY) {
       /* Tell a late completion from a lost one (a hang). */

@@ -116,6 +116,8 @@ static inline evrt_status_t latest_status(struct evrt__event *e) {
     done = latest_done_retry(e, &g);
   if (!done)
     return EVRT_NOT_READY;
+  if (EVRT_UNLIKELY(evrt__check_on))
+    evrt__check_observe_event(e);
   return g.src ? evrt__error_check(g.src, g.target) : EVRT_SUCCESS;
 }
 
@@ -497,6 +499,8 @@ evrt_status_t evrt_event_record(evrt_event_t eh, evrt_stream_t sh) {
     w->u.ev.rec_no = rec_no;
     wrec_add(e, w->owner, w->seq);
   }
+  if (EVRT_UNLIKELY(evrt__check_on))
+    evrt__check_record(e, s, rec_no, target);
   evrt__event_unlock(e);
   if (EVRT_UNLIKELY(tracing) && !it)
     evrt__trace_record(s->device, s->id, e->id, rec_no, evrt__now_ns());
@@ -544,6 +548,8 @@ sync_wait(struct evrt__event *e, struct gen g, int64_t timeout_ns) {
   if (st == EVRT_ERROR_TIMEOUT)
     return evrt__fail(st, "event generation %llu not complete after %lld ns",
                       (unsigned long long)g.rec_no, (long long)timeout_ns);
+  if (EVRT_UNLIKELY(evrt__check_on) && !st)
+    evrt__check_observe_event(e);
   return st ? st : evrt__error_check(g.src, g.target);
 }
 
@@ -556,8 +562,11 @@ evrt_status_t evrt_event_synchronize_timeout(evrt_event_t h,
   if (IS_IPC(e))
     return evrt__ipc_sync(e, timeout_ns);
   struct gen g = read_gen(e);
-  if (gen_done(&g))
+  if (gen_done(&g)) {
+    if (EVRT_UNLIKELY(evrt__check_on))
+      evrt__check_observe_event(e);
     return g.src ? evrt__error_check(g.src, g.target) : EVRT_SUCCESS;
+  }
   return sync_wait(e, g, timeout_ns);
 }
 
@@ -609,6 +618,8 @@ static evrt_status_t stream_wait(evrt_stream_t sh, evrt_event_t eh,
       evrt__done(s) >= atomic_load_explicit(&s->enq_seq, memory_order_acquire)) {
     /* Satisfied already and the waiting stream is idle: it has passed the
      * wait the moment it was made.  No item, no wake-up. */
+    if (EVRT_UNLIKELY(evrt__check_on))
+      evrt__check_wait_skipped(s, e, g.rec_no);
     evrt__event_unlock(e);
     if (EVRT_TRACING())
       trace_skipped_wait(s, e, &g);

@@ -30,6 +30,7 @@
 
 #include "evrt.h"
 #include "trace.h"
+#include "check/check.h" /* EVRT_CHECK hooks */
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -396,6 +397,7 @@ struct evrt__item {
   uint64_t deadline;  /* delay / wait-timeout deadline (ns), 0 none */
   uint64_t t_start;   /* when the worker first reached it (traces), 0 */
   char label[24];
+  void *check; /* EVRT_CHECK: struct evrt__citem (src/check) */
 };
 
 
@@ -496,6 +498,8 @@ struct evrt__stream {
     evrt_host_fn_status fn;
     void *user;
   } fail;
+  /* EVRT_CHECK: one per slot, set before the first publish (src/check) */
+  _Atomic(struct evrt__cstream *) check;
   struct evrt__item stub;
 };
 

@@ -137,7 +137,8 @@ int evrt__ipc_gen_state(struct evrt__ipc_shm *m, uint64_t g, bool check_peer);
 
 /* ipc_proto.c: under e's lock, is e (still) a live interprocess event? */
 bool evrt__ipc_live(struct evrt__event *e);
-/* Under e's lock: may e be recorded on a stream of `device`? */
+/* Under e's lock: may e be recorded on a stream of `device`?  (Rule 3 for
+ * the exporter; an imported event records on any device.) */
 evrt_status_t evrt__ipc_record_device(struct evrt__event *e, int device);
 
 #endif

@@ -20,6 +20,14 @@ bool evrt__ipc_live(struct evrt__event *e) {
 }
 
 evrt_status_t evrt__ipc_record_device(struct evrt__event *e, int device) {
+  /* An imported event records on a stream of any device of this process
+   * (CANN's multi-device IPC sample opens on device 1 an event exported on
+   * device 0 and records it there): its generations live in the shared
+   * segment, not on a device, and its device is the exporter's.  The
+   * exporter's own event keeps rule 3: the device fixed at its first
+   * record or export. */
+  if (e->imported)
+    return EVRT_SUCCESS;
   int dev = atomic_load_explicit(&e->device, memory_order_relaxed);
   if (dev >= 0 && dev != device)
     return evrt__fail(EVRT_ERROR_DEVICE_MISMATCH,

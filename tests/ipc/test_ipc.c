@@ -83,31 +83,64 @@ TEST(importer_sync_returns_only_after_exporter_record) {
   LEAK_CHECK_END();
 }
 
-TEST(importer_records_exporter_observes) {
-  LEAK_CHECK_BEGIN();
+/* The importer records the event on a stream of `device` (a string) after
+ * a delay; the exporter sees that generation pending, then complete. */
+static void importer_record_case(const char *device) {
   evrt_stream_t s;
   char hex[130];
   ASSERT_OK(evrt_stream_create(&s, 0, 0, 0));
   evrt_event_t e = exported(s, 0, hex);
   ASSERT_OK(evrt_event_query(e)); /* exported, never recorded */
   struct peer p;
-  ASSERT_EQ(spawn_peer(&p, "record", hex, "400"), 0);
+  ASSERT_EQ(peer_spawn(&p, getenv("EVRT_IPC_PEER") ? getenv("EVRT_IPC_PEER")
+                                                   : "./ipc_peer",
+                       "record", hex, "400", device),
+            0);
   evrt_status_t q = EVRT_SUCCESS;
-  uint64_t dl = now_ns() + 3000 * MS;
+  uint64_t dl = now_ns() + 20000 * MS;
   while ((q = evrt_event_query(e)) == EVRT_SUCCESS && now_ns() < dl)
     sleep_ms(1);
   ASSERT_ST(q, EVRT_NOT_READY); /* the importer's record is visible */
   ASSERT_OK(evrt_event_synchronize(e));
   uint64_t t_ret = now_ns();
-  char *l = read_line(&p, "marked", 5000);
+  char *l = read_line(&p, "marked", 20000);
   ASSERT(l != NULL);
   unsigned long long t;
   ASSERT_EQ(sscanf(l, "marked %llu", &t), 1);
   ASSERT(t_ret >= t);
-  ASSERT(read_line(&p, "recorded", 5000) != NULL);
+  ASSERT(read_line(&p, "recorded", 20000) != NULL);
   ASSERT_EQ(reap(&p), 0);
   ASSERT_OK(evrt_event_destroy(e));
   ASSERT_OK(evrt_stream_destroy(s));
+}
+
+TEST(importer_records_exporter_observes) {
+  LEAK_CHECK_BEGIN();
+  importer_record_case("0");
+  LEAK_CHECK_END();
+}
+
+/* As CANN's multi-device IPC sample: an event exported on device 0 is
+ * recorded by the importer on a stream of device 1 (an imported event
+ * records on any device); the exporter's own event keeps rule 3. */
+TEST(importer_records_imported_event_on_another_device) {
+  LEAK_CHECK_BEGIN();
+  int n = 0;
+  ASSERT_OK(evrt_device_count(&n));
+  ASSERT(n >= 2); /* CTest sets EVRT_CPU_DEVICES=2 */
+  importer_record_case("1");
+  evrt_event_t e;
+  evrt_stream_t s0, s1;
+  evrt_ipc_event_handle_t h;
+  ASSERT_OK(evrt_event_create(&e, EVRT_EVENT_INTERPROCESS));
+  ASSERT_OK(evrt_stream_create(&s0, 0, 0, 0));
+  ASSERT_OK(evrt_stream_create(&s1, 1, 0, 0));
+  ASSERT_OK(evrt_event_record(e, s0));
+  ASSERT_OK(evrt_event_ipc_handle(e, &h));
+  ASSERT_ST(evrt_event_record(e, s1), EVRT_ERROR_DEVICE_MISMATCH);
+  ASSERT_OK(evrt_event_destroy(e));
+  ASSERT_OK(evrt_stream_destroy(s0));
+  ASSERT_OK(evrt_stream_destroy(s1));
   LEAK_CHECK_END();
 }
 

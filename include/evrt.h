@@ -373,7 +373,9 @@ typedef struct evrt_ipc_event_handle {
 EVRT_EXPORT evrt_status_t evrt_event_ipc_handle(evrt_event_t event,
                                                 evrt_ipc_event_handle_t *handle);
 /* Open a handle exported by another process.  The event has timing off and
- * may be queried, synchronized, waited on and recorded. */
+ * may be queried, synchronized, waited on and recorded, on a stream of any
+ * device (its device is the exporter's).  The handle of an event that its
+ * exporter destroyed gives EVRT_ERROR_INVALID_HANDLE. */
 /* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_event_ipc_open(evrt_event_t *event,
                                               const evrt_ipc_event_handle_t *handle);

@@ -47,7 +47,10 @@ cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=None -DCMAKE_INSTALL_PREFIX=/usr 
   -DEVRT_PYTHON_INSTALL_DIR=lib/python3/dist-packages \
   -DPython3_EXECUTABLE=/usr/bin/python3 >"$build/configure.log" 2>&1 ||
   { cat "$build/configure.log"; die "cmake configure failed"; }
-cmake --build "$build" -j"$JOBS" >"$build/build.log" 2>&1 ||
+# Only what the packages install (not the examples, benchmarks or the pip
+# build of the tests): a new installed target is added here.
+cmake --build "$build" -j"$JOBS" --target evrt ascendcl evrt-trace evrt_python \
+  >"$build/build.log" 2>&1 ||
   { tail -50 "$build/build.log"; die "build failed (log: $build/build.log)"; }
 version=$(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' "$build/CMakeCache.txt")
 [ -n "$version" ] || die "no project version in $build/CMakeCache.txt"

@@ -10,6 +10,10 @@
  *    EVRT_NOT_READY is a normal status (query of pending work), not a failure.
  *  - Handles are opaque, validated ids with a generation tag: NULL, destroyed,
  *    double-destroyed or forged handles give EVRT_ERROR_INVALID_HANDLE.
+ *    Except: a NULL stream stands for the calling thread's current device's
+ *    default stream wherever a stream is taken (as CUDA's stream 0 and
+ *    ACL's NULL stream do); evrt_stream_destroy(NULL) is
+ *    EVRT_ERROR_NOT_PERMITTED, as for any default stream.
  *  - A failing call changes nothing.  evrt_last_error_message() gives the
  *    detail of the last failure on the calling thread.
  *  - Times are in nanoseconds unless the name says otherwise; a negative
@@ -88,6 +92,7 @@ extern "C" {
   XX(ERROR_SHUTDOWN, 117, "library has been shut down")                        \
   XX(ERROR_SYSTEM, 118, "operating system call failed")                        \
   XX(ERROR_INTERNAL, 119, "internal error")                                   \
+  XX(ERROR_DEADLOCK, 120, "awaited streams wait on each other (EVRT_CHECK)") \
   /* failures (numbered from 140: other blocks take the values after 119) */ \
   XX(ERROR_TASK_FAILED, 140, "a task of the stream failed")                   \
   XX(ERROR_ABORTED, 141, "queued work of the stream was discarded by an "     \
@@ -368,7 +373,9 @@ typedef struct evrt_ipc_event_handle {
 EVRT_EXPORT evrt_status_t evrt_event_ipc_handle(evrt_event_t event,
                                                 evrt_ipc_event_handle_t *handle);
 /* Open a handle exported by another process.  The event has timing off and
- * may be queried, synchronized, waited on and recorded. */
+ * may be queried, synchronized, waited on and recorded, on a stream of any
+ * device (its device is the exporter's).  The handle of an event that its
+ * exporter destroyed gives EVRT_ERROR_INVALID_HANDLE. */
 /* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_event_ipc_open(evrt_event_t *event,
                                               const evrt_ipc_event_handle_t *handle);
@@ -537,6 +544,54 @@ EVRT_EXPORT evrt_status_t evrt_value_notify(const void *addr, size_t bytes);
 EVRT_EXPORT evrt_status_t evrt_device_launch_host_func(int device,
                                                        evrt_host_fn fn,
                                                        void *user_data);
+
+/* Synchronization checker (EVRT_CHECK=1 in the environment; docs/check.md).
+ * With the checker on, evrt checks the happens-before order of every access
+ * it sees (its copies and fills, and what is declared here) and reports
+ * data races, uses after free, unsynchronized host accesses and deadlocks
+ * on stderr ("evrt-check: KIND ..."); the process then exits with status 66
+ * (EVRT_CHECK_EXITCODE=N changes it, 0 keeps the program's own).  With the
+ * checker off these calls check their arguments and return at once. */
+
+#define EVRT_CHECK_READ 0x1u
+#define EVRT_CHECK_WRITE 0x2u
+
+/* 1 if the checker is on in this process, else 0. */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT int evrt_check_enabled(void);
+/* Declare that the calling code reads and/or writes [ptr, ptr + bytes):
+ * from a host function it is an access of that work item (in its stream's
+ * order), elsewhere an access of the calling host thread.  mode is
+ * EVRT_CHECK_READ, EVRT_CHECK_WRITE or both. */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_check_access(const void *ptr, size_t bytes,
+                                            unsigned mode);
+/* An allocator hands out [ptr, ptr + bytes): work not ordered after this
+ * call that touches it is reported as a use after free (of its earlier
+ * life). */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_check_alloc(const void *ptr, size_t bytes);
+/* The block is freed: work not ordered before this call that touches it,
+ * now or later, is reported as a use after free.  release(ptr) gives the
+ * memory back: at once with the checker off; with it on, after a
+ * quarantine, so that a late access is reported instead of hitting reused
+ * memory.  release may be NULL (the caller frees the memory itself). */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_check_free(void *ptr, size_t bytes,
+                                          void (*release)(void *ptr));
+/* Synchronization between host threads (or host functions) that evrt does
+ * not see: a flag, a mutex, a condition variable, a thread join.  Call
+ * evrt_check_release(sync) after the writes it publishes and
+ * evrt_check_acquire(sync) after observing it (sync: any address naming
+ * the synchronization object): everything before the release is then
+ * ordered before everything after the acquire. */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_check_release(const void *sync);
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_check_acquire(const void *sync);
+/* Number of findings so far (each occurrence; 0 with the checker off). */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT uint64_t evrt_check_findings(void);
 
 /* ------------------------------------------------------------------------ */
 /* Tracing (Chrome trace-event JSON; also EVRT_TRACE=path.json) */

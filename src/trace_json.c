@@ -377,6 +377,24 @@ static bool put_events(struct writer *w) {
             (unsigned long long)e->stream);
   }
   put_flows(w);
+  /* Marks (EVRT_CHECK's findings): instants on the stream's track, or on
+   * the host thread's for host code. */
+  for (size_t i = 0; i < w->n; i++) {
+    const struct evrt__trace_entry *e = &w->all[i];
+    if (e->type != EVRT__TE_MARK)
+      continue;
+    if (e->device >= 0)
+      fprintf(f, ",\n{\"ph\":\"i\",\"s\":\"t\",\"pid\":%d,\"tid\":%llu",
+              e->device + 1, (unsigned long long)e->stream);
+    else
+      fprintf(f, ",\n{\"ph\":\"i\",\"s\":\"t\",\"pid\":%d,\"tid\":%llu",
+              HOST_PID, (unsigned long long)(HOST_TID_BASE + e->gen));
+    put_ts(w, "ts", e->t0);
+    fprintf(f, ",\"name\":");
+    put_str(f, e->label);
+    fprintf(f, ",\"cat\":\"evrt-check\",\"args\":{\"work_item\":%llu}}",
+            (unsigned long long)e->event);
+  }
   fputs("\n]}\n", f);
   return true;
 }

@@ -279,6 +279,22 @@ void evrt__trace_host_wait(const char *what, uint64_t id, uint64_t t0,
   commit(b);
 }
 
+void evrt__trace_mark(int device, uint64_t stream_id, uint64_t thread,
+                      uint64_t seq, uint64_t t, const char *name) {
+  struct tbuf *b;
+  struct evrt__trace_entry *e = reserve(&b);
+  if (!e)
+    return;
+  e->type = EVRT__TE_MARK;
+  e->device = device;
+  e->stream = stream_id;
+  e->event = seq;
+  e->gen = thread;
+  e->t0 = e->t1 = t;
+  put_label(e, name);
+  commit(b);
+}
+
 /* Copy out every buffer's entries (tracing is off and nobody is busy) into
  * *all (NULL if out of memory), reset the buffers and free those of exited
  * threads.  Returns the number of entries.  Caller holds reg_lock. */

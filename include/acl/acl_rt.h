@@ -309,6 +309,35 @@ ACL_FUNC_VISIBILITY aclError aclrtGetErrorVerbose(int32_t deviceId,
 #define ACL_PKG_VERSION_MAX_SIZE 128
 #define ACL_PKG_VERSION_PARTS_MAX_SIZE 64
 
+typedef enum aclCANNPackageName {
+  ACL_PKG_NAME_CANN,
+  ACL_PKG_NAME_RUNTIME,
+  ACL_PKG_NAME_COMPILER,
+  ACL_PKG_NAME_HCCL,
+  ACL_PKG_NAME_TOOLKIT,
+  ACL_PKG_NAME_OPP,
+  ACL_PKG_NAME_OPP_KERNEL,
+  ACL_PKG_NAME_DRIVER
+} aclCANNPackageName;
+
+typedef struct aclCANNPackageVersion {
+  char version[ACL_PKG_VERSION_MAX_SIZE];
+  char majorVersion[ACL_PKG_VERSION_PARTS_MAX_SIZE];
+  char minorVersion[ACL_PKG_VERSION_PARTS_MAX_SIZE];
+  char releaseVersion[ACL_PKG_VERSION_PARTS_MAX_SIZE];
+  char patchVersion[ACL_PKG_VERSION_PARTS_MAX_SIZE];
+  char reserved[ACL_PKG_VERSION_MAX_SIZE];
+} aclCANNPackageVersion;
+
+/* aclrtGetDevicesTopo values */
+#define ACL_RT_DEVS_TOPOLOGY_HCCS 0x01ULL
+#define ACL_RT_DEVS_TOPOLOGY_PIX 0x02ULL
+#define ACL_RT_DEVS_TOPOLOGY_PIB 0x04ULL
+#define ACL_RT_DEVS_TOPOLOGY_PHB 0x08ULL
+#define ACL_RT_DEVS_TOPOLOGY_SYS 0x10ULL
+#define ACL_RT_DEVS_TOPOLOGY_SIO 0x20ULL
+#define ACL_RT_DEVS_TOPOLOGY_HCCS_SW 0x40ULL
+
 /* aclrtGetDeviceCapability values */
 #define ACL_DEV_FEATURE_SUPPORT 0x00000001
 #define ACL_DEV_FEATURE_NOT_SUPPORT 0x00000000
@@ -420,6 +449,15 @@ typedef enum aclrtMemAttr {
 /* Versions: the runtime package ("runtime") only; 9.1.0 -> 90100000. */
 ACL_FUNC_VISIBILITY aclError aclsysGetVersionStr(char *pkgName, char *versionStr);
 ACL_FUNC_VISIBILITY aclError aclsysGetVersionNum(char *pkgName, int32_t *versionNum);
+/* Deprecated forms: the runtime (ACL_PKG_NAME_CANN / _RUNTIME) is 9.1.0,
+ * the ACL interface 1.17.0; other packages 100003. */
+ACL_DEPRECATED_MESSAGE("aclsysGetCANNVersion is deprecated, use aclsysGetVersionStr and aclsysGetVersionNum instead")
+ACL_FUNC_VISIBILITY aclError aclsysGetCANNVersion(aclCANNPackageName name,
+                                                  aclCANNPackageVersion *version);
+ACL_DEPRECATED_MESSAGE("aclrtGetVersion is deprecated, use aclSysGetVersion instead")
+ACL_FUNC_VISIBILITY aclError aclrtGetVersion(int32_t *majorVersion,
+                                             int32_t *minorVersion,
+                                             int32_t *patchVersion);
 ACL_FUNC_VISIBILITY aclError aclrtCheckArchCompatibility(const char *socVersion,
                                                          int32_t *canCompatible);
 ACL_FUNC_VISIBILITY aclError aclrtGetDeviceInfo(uint32_t deviceId,
@@ -490,6 +528,11 @@ ACL_FUNC_VISIBILITY aclError aclrtDeviceDisablePeerAccess(int32_t peerDeviceId);
 ACL_FUNC_VISIBILITY aclError aclrtDevicePeerAccessStatus(int32_t deviceId,
                                                          int32_t peerDeviceId,
                                                          int32_t *status);
+/* Every pair of virtual devices (and a device with itself) is linked by
+ * HCCS: ACL_RT_DEVS_TOPOLOGY_HCCS. */
+ACL_FUNC_VISIBILITY aclError aclrtGetDevicesTopo(uint32_t deviceId,
+                                                 uint32_t otherDeviceId,
+                                                 uint64_t *value);
 
 /* ============================= streams: configuration handles, queries */
 typedef enum {
@@ -858,6 +901,123 @@ ACL_FUNC_VISIBILITY aclError aclrtMemcpyBatchAsyncV2(void **dsts, size_t *destMa
                                                      size_t *attrsIndexes,
                                                      size_t numAttrs,
                                                      aclrtStream stream);
+
+/* ================================================== built-in tasks */
+typedef enum {
+  ACL_RT_MEMCPY_SDMA_AUTOMATIC_SUM = 10,
+  ACL_RT_MEMCPY_SDMA_AUTOMATIC_MAX = 11,
+  ACL_RT_MEMCPY_SDMA_AUTOMATIC_MIN = 12,
+  ACL_RT_MEMCPY_SDMA_AUTOMATIC_EQUAL = 13
+} aclrtReduceKind;
+
+typedef struct {
+  uint8_t isAddr;
+  uint8_t valueOrAddr[8];
+  uint8_t size;
+  uint8_t rsv[6];
+} aclrtRandomParaInfo;
+
+typedef struct {
+  aclrtRandomParaInfo dropoutRation;
+} aclrtDropoutBitmaskInfo;
+
+typedef struct {
+  aclrtRandomParaInfo min;
+  aclrtRandomParaInfo max;
+} aclrtUniformDisInfo;
+
+typedef struct {
+  aclrtRandomParaInfo mean;
+  aclrtRandomParaInfo stddev;
+} aclrtNormalDisInfo;
+
+typedef enum {
+  ACL_RT_RANDOM_NUM_FUNC_TYPE_DROPOUT_BITMASK = 0,
+  ACL_RT_RANDOM_NUM_FUNC_TYPE_UNIFORM_DIS,
+  ACL_RT_RANDOM_NUM_FUNC_TYPE_NORMAL_DIS,
+  ACL_RT_RANDOM_NUM_FUNC_TYPE_TRUNCATED_NORMAL_DIS
+} aclrtRandomNumFuncType;
+
+typedef struct {
+  aclrtRandomNumFuncType funcType;
+  union {
+    aclrtDropoutBitmaskInfo dropoutBitmaskInfo;
+    aclrtUniformDisInfo uniformDisInfo;
+    aclrtNormalDisInfo normalDisInfo;
+  } paramInfo;
+} aclrtRandomNumFuncParaInfo;
+
+typedef struct {
+  aclDataType dataType;
+  aclrtRandomNumFuncParaInfo randomNumFuncParaInfo;
+  void *randomParaAddr;
+  void *randomResultAddr;
+  void *randomCounterAddr;
+  aclrtRandomParaInfo randomSeed;
+  aclrtRandomParaInfo randomNum;
+  uint8_t rsv[8];
+} aclrtRandomNumTaskInfo;
+
+/* dst = dst OP src element-wise, count bytes, as a task of stream. */
+ACL_FUNC_VISIBILITY aclError aclrtReduceAsync(void *dst, const void *src,
+                                              uint64_t count, aclrtReduceKind kind,
+                                              aclDataType type, aclrtStream stream,
+                                              void *reserve);
+/* Philox4x32-10 random numbers, as a task of stream (docs/acl.md). */
+ACL_FUNC_VISIBILITY aclError aclrtRandomNumAsync(const aclrtRandomNumTaskInfo *taskInfo,
+                                                 const aclrtStream stream,
+                                                 void *reserve);
+
+/* ============== overflow and saturation switches, runtime parameters */
+typedef enum aclrtFloatOverflowMode {
+  ACL_RT_OVERFLOW_MODE_SATURATION = 0,
+  ACL_RT_OVERFLOW_MODE_INFNAN,
+  ACL_RT_OVERFLOW_MODE_UNDEF
+} aclrtFloatOverflowMode;
+
+/* Per device, default INFNAN; aclrtReduceAsync follows it. */
+ACL_FUNC_VISIBILITY aclError aclrtSetDeviceSatMode(aclrtFloatOverflowMode mode);
+ACL_FUNC_VISIBILITY aclError aclrtGetDeviceSatMode(aclrtFloatOverflowMode *mode);
+ACL_FUNC_VISIBILITY aclError aclrtSetStreamOverflowSwitch(aclrtStream stream,
+                                                          uint32_t flag);
+ACL_FUNC_VISIBILITY aclError aclrtGetStreamOverflowSwitch(aclrtStream stream,
+                                                          uint32_t *flag);
+/* Process-level status word, copied / cleared as tasks of stream. */
+ACL_FUNC_VISIBILITY aclError aclrtGetOverflowStatus(void *outputAddr, size_t outputSize,
+                                                    aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtResetOverflowStatus(aclrtStream stream);
+/* Deterministic computing and the other aclSysParamOpt values: stored. */
+ACL_FUNC_VISIBILITY aclError aclrtSetSysParamOpt(aclSysParamOpt opt, int64_t value);
+ACL_FUNC_VISIBILITY aclError aclrtGetSysParamOpt(aclSysParamOpt opt, int64_t *value);
+ACL_FUNC_VISIBILITY aclError aclrtCtxSetSysParamOpt(aclSysParamOpt opt, int64_t value);
+ACL_FUNC_VISIBILITY aclError aclrtCtxGetSysParamOpt(aclSysParamOpt opt, int64_t *value);
+
+/* ================================= init and finalize callback registration */
+typedef enum aclRegisterCallbackType {
+  ACL_REG_TYPE_ACL_MODEL,
+  ACL_REG_TYPE_ACL_OP_EXECUTOR,
+  ACL_REG_TYPE_ACL_OP_CBLAS,
+  ACL_REG_TYPE_ACL_OP_COMPILER,
+  ACL_REG_TYPE_ACL_TDT_CHANNEL,
+  ACL_REG_TYPE_ACL_TDT_QUEUE,
+  ACL_REG_TYPE_ACL_DVPP,
+  ACL_REG_TYPE_ACL_RETR,
+  ACL_REG_TYPE_OTHER = 0xFFFF
+} aclRegisterCallbackType;
+typedef aclError (*aclInitCallbackFunc)(const char *configStr, size_t len,
+                                        void *userData);
+typedef aclError (*aclFinalizeCallbackFunc)(void *userData);
+
+ACL_FUNC_VISIBILITY aclError aclInitCallbackRegister(aclRegisterCallbackType type,
+                                                     aclInitCallbackFunc cbFunc,
+                                                     void *userData);
+ACL_FUNC_VISIBILITY aclError aclInitCallbackUnRegister(aclRegisterCallbackType type,
+                                                       aclInitCallbackFunc cbFunc);
+ACL_FUNC_VISIBILITY aclError aclFinalizeCallbackRegister(aclRegisterCallbackType type,
+                                                         aclFinalizeCallbackFunc cbFunc,
+                                                         void *userData);
+ACL_FUNC_VISIBILITY aclError aclFinalizeCallbackUnRegister(aclRegisterCallbackType type,
+                                                           aclFinalizeCallbackFunc cbFunc);
 
 #ifdef __cplusplus
 }

@@ -329,6 +329,21 @@ aclError aclrtDevicePeerAccessStatus(int32_t deviceId, int32_t peerDeviceId,
   return ACL_SUCCESS;
 }
 
+/* The virtual devices share one host: every pair, and a device with
+ * itself (CANN reports HCCS there too), is ACL_RT_DEVS_TOPOLOGY_HCCS. */
+aclError aclrtGetDevicesTopo(uint32_t deviceId, uint32_t otherDeviceId,
+                             uint64_t *value) {
+  static const char fn[] = "aclrtGetDevicesTopo";
+  if (!value)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "value is NULL");
+  if (!acl__device_ok(deviceId) || !acl__device_ok(otherDeviceId))
+    return acl__bad_device(fn, acl__device_ok(deviceId) ? otherDeviceId
+                                                        : deviceId,
+                           ACL_ERROR_RT_INVALID_DEVICEID);
+  *value = ACL_RT_DEVS_TOPOLOGY_HCCS;
+  return ACL_SUCCESS;
+}
+
 /* ------------------------------------------------------------ memory */
 
 /* Every memory attribute (DDR, HBM, huge, normal, P2P) is the host's RAM;

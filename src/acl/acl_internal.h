@@ -87,6 +87,7 @@ struct acl__stream {
   bool is_default;
   /* aclrtSetStreamResLimit: per aclrtDevResLimitType, 0 = not set */
   uint32_t res_limit[2];
+  uint32_t overflow_switch; /* aclrtSetStreamOverflowSwitch */
 };
 extern struct acl__map *acl__streams;
 extern unsigned acl__stream_count[ACL__MAX_DEVICES];
@@ -165,6 +166,21 @@ bool acl__device_ok(int64_t dev);
 aclError acl__bad_device(const char *fn, int64_t dev, aclError code);
 /* The host's memory, which is the devices' memory here. */
 void acl__host_memory(size_t *free_bytes, size_t *total_bytes);
+
+/* ------------------------------------ overflow and saturation (switches) */
+/* The process-level overflow status (aclrtGetOverflowStatus), set by tasks
+ * that overflow while their stream's overflow switch is on. */
+void acl__note_overflow(void);
+/* The floating-point mode of the current device (aclrtSetDeviceSatMode). */
+aclrtFloatOverflowMode acl__sat_mode(void);
+/* The overflow switch of a stream (0 if unknown). */
+uint32_t acl__stream_overflow_switch(aclrtStream s);
+
+/* ----------------------------------------- init / finalize callbacks */
+/* Run the registered callbacks (acl_initcb.c); aclInit passes the config
+ * file's content.  They return the first failing callback's code. */
+aclError acl__notify_init(const char *config, size_t len);
+aclError acl__notify_finalize(void);
 
 /* Seconds; 0 = stream waits never time out. */
 extern atomic_uint acl__op_wait_timeout;

@@ -112,6 +112,7 @@ aclError acl__mem_alloc_on(const char *fn, void **ptr, size_t size,
     free(p);
     return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
   }
+  evrt_check_alloc(p, real); /* EVRT_CHECK: a new block */
   *ptr = p;
   return ACL_SUCCESS;
 }
@@ -119,15 +120,16 @@ aclError acl__mem_alloc_on(const char *fn, void **ptr, size_t size,
 static aclError release(const char *fn, void *p, bool host) {
   if (!p)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "pointer is NULL");
-  if (acl__mem_untrack(p, host ? ACL__MEM_HOST : ACL__MEM_DEVICE, NULL)) {
+  struct acl__blk b;
+  if (acl__mem_untrack(p, host ? ACL__MEM_HOST : ACL__MEM_DEVICE, &b)) {
     /* aclrtFree also frees aclrtMemAllocManaged memory */
-    if (host || acl__mem_untrack(p, ACL__MEM_MANAGED, NULL))
+    if (host || acl__mem_untrack(p, ACL__MEM_MANAGED, &b))
       return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
                             "%p was not returned by %s (or was freed already)",
                             p, host ? "aclrtMallocHost" : "aclrtMalloc");
     acl__managed_forget(p);
   }
-  free(p);
+  evrt_check_free(p, b.size, free); /* EVRT_CHECK: frees p (quarantined) */
   return ACL_SUCCESS;
 }
 
@@ -173,6 +175,8 @@ aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
   aclError r = copy_checks("aclrtMemcpy", dst, destMax, src, count, (int)kind);
   if (r)
     return r;
+  evrt_check_access(src, count, EVRT_CHECK_READ); /* EVRT_CHECK */
+  evrt_check_access(dst, count, EVRT_CHECK_WRITE);
   if (count)
     memmove(dst, src, count);
   return ACL_SUCCESS;
@@ -217,6 +221,7 @@ aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value,
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
                           "count %zu is larger than maxCount %zu", count,
                           maxCount);
+  evrt_check_access(devPtr, count, EVRT_CHECK_WRITE); /* EVRT_CHECK */
   memset(devPtr, value, count);
   return ACL_SUCCESS;
 }

@@ -146,6 +146,51 @@ aclError aclsysGetVersionNum(char *pkgName, int32_t *versionNum) {
   return ACL_SUCCESS;
 }
 
+/* Deprecated: CANN fills the four parts from the package's version.info
+ * ("9.1.0" -> "9", "1", "0", "0"; missing parts are "0").  The runtime
+ * answers for ACL_PKG_NAME_CANN and ACL_PKG_NAME_RUNTIME (both read the
+ * runtime's version.info in CANN); the other packages are not installed:
+ * ACL_ERROR_INVALID_FILE, as CANN says when their file is missing. */
+aclError aclsysGetCANNVersion(aclCANNPackageName name,
+                              aclCANNPackageVersion *version) {
+  static const char fn[] = "aclsysGetCANNVersion";
+  if (!version)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "version is NULL");
+  if ((unsigned)name > ACL_PKG_NAME_DRIVER)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
+                     "package name enum id %d is invalid", (int)name);
+  if (name != ACL_PKG_NAME_CANN && name != ACL_PKG_NAME_RUNTIME)
+    return acl__fail(ACL_ERROR_INVALID_FILE, fn,
+                     "no version information for package %d (evrt answers "
+                     "for the runtime only)",
+                     (int)name);
+  int major = 0, minor = 0, release = 0;
+  sscanf(RUNTIME_VERSION, "%d.%d.%d", &major, &minor, &release);
+  memset(version, 0, sizeof *version);
+  snprintf(version->version, sizeof version->version, "%s", RUNTIME_VERSION);
+  snprintf(version->majorVersion, sizeof version->majorVersion, "%d", major);
+  snprintf(version->minorVersion, sizeof version->minorVersion, "%d", minor);
+  snprintf(version->releaseVersion, sizeof version->releaseVersion, "%d",
+           release);
+  snprintf(version->patchVersion, sizeof version->patchVersion, "0");
+  return ACL_SUCCESS;
+}
+
+/* Deprecated: the ACL interface version of the headers (1.17.0). */
+aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion,
+                         int32_t *patchVersion) {
+  static const char fn[] = "aclrtGetVersion";
+  if (!majorVersion || !minorVersion || !patchVersion)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "%s is NULL",
+                     !majorVersion   ? "majorVersion"
+                     : !minorVersion ? "minorVersion"
+                                     : "patchVersion");
+  *majorVersion = ACL_MAJOR_VERSION;
+  *minorVersion = ACL_MINOR_VERSION;
+  *patchVersion = ACL_PATCH_VERSION;
+  return ACL_SUCCESS;
+}
+
 /* --------------------------------------------------------- attributes */
 
 static const aclCannAttr cann_attrs[] = {

@@ -30,6 +30,34 @@ TEST(versions) {
   (void)aclGetRecentErrMsg();
 }
 
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+TEST(deprecated_versions) {
+  aclCANNPackageVersion v;
+  ASSERT_OK(aclsysGetCANNVersion(ACL_PKG_NAME_CANN, &v));
+  ASSERT(strcmp(v.version, "9.1.0") == 0);
+  ASSERT(strcmp(v.majorVersion, "9") == 0 && strcmp(v.minorVersion, "1") == 0);
+  ASSERT(strcmp(v.releaseVersion, "0") == 0 && strcmp(v.patchVersion, "0") == 0);
+  ASSERT_OK(aclsysGetCANNVersion(ACL_PKG_NAME_RUNTIME, &v));
+  ASSERT(strcmp(v.version, "9.1.0") == 0);
+  memset(&v, 0x5a, sizeof v);
+  ASSERT_ACL(aclsysGetCANNVersion(ACL_PKG_NAME_HCCL, &v),
+             ACL_ERROR_INVALID_FILE);
+  ASSERT_EQ((unsigned char)v.version[0], 0x5a); /* untouched */
+  ASSERT_ACL(aclsysGetCANNVersion((aclCANNPackageName)99, &v),
+             ACL_ERROR_INVALID_PARAM);
+  ASSERT_ACL(aclsysGetCANNVersion(ACL_PKG_NAME_CANN, NULL),
+             ACL_ERROR_INVALID_PARAM);
+  int32_t a = -1, b = -1, c = -1;
+  ASSERT_OK(aclrtGetVersion(&a, &b, &c));
+  ASSERT(a == ACL_MAJOR_VERSION && b == ACL_MINOR_VERSION &&
+         c == ACL_PATCH_VERSION);
+  ASSERT(a == 1 && b == 17 && c == 0);
+  ASSERT_ACL(aclrtGetVersion(NULL, &b, &c), ACL_ERROR_INVALID_PARAM);
+  ASSERT_ACL(aclrtGetVersion(&a, &b, NULL), ACL_ERROR_INVALID_PARAM);
+}
+#pragma GCC diagnostic pop
+
 TEST(cann_attributes) {
   const aclCannAttr *list = NULL;
   size_t num = 0;
@@ -350,6 +378,20 @@ TEST(peer_access) {
   ASSERT_ACL(aclrtDevicePeerAccessStatus(0, 1, NULL), ACL_ERROR_INVALID_PARAM);
   ASSERT_ACL(aclrtDevicePeerAccessStatus(0, 5, &st), ACL_ERROR_RT_PARAM_INVALID);
   (void)aclGetRecentErrMsg();
+}
+
+TEST(devices_topo) {
+  uint64_t v = 0;
+  ASSERT_OK(aclrtGetDevicesTopo(0, 1, &v));
+  ASSERT_EQ(v, ACL_RT_DEVS_TOPOLOGY_HCCS);
+  v = 0;
+  ASSERT_OK(aclrtGetDevicesTopo(1, 1, &v));
+  ASSERT_EQ(v, ACL_RT_DEVS_TOPOLOGY_HCCS);
+  v = 77;
+  ASSERT_ACL(aclrtGetDevicesTopo(0, 2, &v), ACL_ERROR_RT_INVALID_DEVICEID);
+  ASSERT_ACL(aclrtGetDevicesTopo(9, 0, &v), ACL_ERROR_RT_INVALID_DEVICEID);
+  ASSERT_EQ(v, 77);
+  ASSERT_ACL(aclrtGetDevicesTopo(0, 1, NULL), ACL_ERROR_INVALID_PARAM);
 }
 
 TEST(mem_info) {

@@ -137,7 +137,7 @@ class BuildWithLibevrt(build_ext):
                     "-pthread", "-Wl,-soname," + ACL_SONAME,
                     "-Wl,--version-script=" + os.path.join(
                         ROOT, "src", "acl", "ascendcl.map"),
-                    "-Wl,--no-undefined", "-Wl,-rpath,$ORIGIN"])
+                    "-Wl,--no-undefined", "-Wl,-rpath,$ORIGIN", "-lm"])
             ext.extra_objects.append(acl_lib)
         ext.extra_link_args.append("-Wl,-rpath,$ORIGIN")
 

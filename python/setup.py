@@ -175,6 +175,7 @@ ext = Extension(
     extra_compile_args=["-std=c11", "-fvisibility=hidden", "-Wall",
                         "-Wextra", "-Wno-unused-parameter"],
     extra_link_args=["-pthread"],
+    libraries=["m"],  # the ACL layer's fp16 and random-number code
 )
 
 options = {}

@@ -32,7 +32,7 @@ static int stream_calls_reject(evrt_stream_t s) {
            evrt_stream_wait_event_timeout(s, e, 10) == BAD &&
            evrt_stream_wait_failures(s, &n) == BAD &&
            evrt_event_reset(e, s) == BAD;
-  evrt_event_info_t info;
+  evrt_event_info_t info = {.struct_size = sizeof info};
   /* and the event stayed untouched */
   ok = ok && evrt_event_get_info(e, &info) == EVRT_SUCCESS &&
        info.record_count == 0 && info.device == -1;
@@ -47,7 +47,7 @@ static int event_calls_reject(evrt_event_t e) {
   float ms;
   uint64_t ns, id;
   int dev;
-  evrt_event_info_t info;
+  evrt_event_info_t info = {.struct_size = sizeof info};
   evrt_ipc_event_handle_t h;
   if (evrt_stream_default(0, &s) || evrt_event_create(&good, EVRT_EVENT_TIMING))
     return 0;
@@ -291,7 +291,7 @@ TEST(racing_destroys_exactly_once) {
   /* the recycled slots are clean: a fresh event is unrecorded */
   for (int i = 0; i < 64; i++) {
     evrt_event_t e;
-    evrt_event_info_t info;
+    evrt_event_info_t info = {.struct_size = sizeof info};
     ASSERT_OK(evrt_event_create(&e, 0));
     ASSERT_OK(evrt_event_get_info(e, &info));
     ASSERT(info.state == EVRT_EVENT_STATE_UNRECORDED && info.device == -1 &&

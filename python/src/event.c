@@ -447,7 +447,7 @@ static PyObject *Event_from_ipc_handle(PyObject *cls_o, PyObject *args,
   Py_END_ALLOW_THREADS
   if (st)
     return evrtpy_raise(st, "evrt_event_ipc_open");
-  evrt_event_info_t info;
+  evrt_event_info_t info = {.struct_size = sizeof info};
   if ((st = evrt_event_get_info(h, &info))) {
     evrtpy_raise(st, "evrt_event_get_info");
     (void)evrt_event_destroy(h);

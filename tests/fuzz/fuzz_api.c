@@ -378,7 +378,7 @@ static void run_op(struct in *in) {
   }
   case OP_INFO: {
     evrt_event_t e = pick_event(in, &be);
-    evrt_event_info_t info;
+    evrt_event_info_t info = {.struct_size = sizeof info};
     int d;
     uint64_t id;
     CHECK(evrt_event_get_info(e, &info), be);

@@ -450,7 +450,7 @@ static void write_json_to(FILE *unused, const struct finding *x_unused) {
 
 /* ---------------------------------------------------------------- exit */
 
-static void check_exit(void) {
+static __attribute__((unused)) void check_exit(void) {
   pthread_mutex_lock(&report_lock);
   if (json_path)
     write_json();

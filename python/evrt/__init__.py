@@ -24,12 +24,19 @@ from ._evrt import (  # noqa: F401  (re-exported)
     IPC_HANDLE_SIZE,
     __version__,
     library_path,
+    check_access,
+    check_acquire,
+    check_enabled,
+    check_findings,
+    check_release,
 )
 
 __all__ = [
     "Event", "Stream", "EvrtError", "NotSupportedError", "current_stream",
     "default_stream", "set_stream", "stream", "StreamContext", "synchronize",
     "device_count", "current_device", "set_device", "device", "trace",
+    "check_access", "check_acquire", "check_enabled", "check_findings",
+    "check_release",
 ]
 
 # Per-thread current stream, per device ({device: Stream}); a device with no

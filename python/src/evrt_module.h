@@ -111,6 +111,9 @@ int evrtpy_raise_launch_errors(int device, int by_stream, uint64_t stream_id);
 extern PyMethodDef evrtpy_launch_methods[];
 int evrtpy_launch_init(PyObject *module);
 
+/* -------------------------------------------------------------- check.c */
+extern PyMethodDef evrtpy_check_methods[]; /* evrt.check_* (docs/check.md) */
+
 /* ------------------------------------------------------------- errors.c */
 int evrtpy_errors_init(PyObject *module);
 

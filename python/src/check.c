@@ -13,6 +13,8 @@
 
 /* Name the calling Python line as the call site of the next evrt call. */
 static void site_from_python(void) {
+  if (!evrt_check_enabled())
+    return;
   PyFrameObject *f = PyEval_GetFrame(); /* borrowed */
   if (!f) {
     evrt_check_site(NULL);
@@ -30,6 +32,8 @@ static void site_from_python(void) {
   Py_XDECREF(code);
   evrt_check_site(buf);
 }
+
+void evrtpy_check_site(void) { site_from_python(); }
 
 static PyObject *m_check_enabled(PyObject *self, PyObject *unused) {
   return PyBool_FromLong(evrt_check_enabled());
@@ -61,8 +65,7 @@ static PyObject *m_check_access(PyObject *self, PyObject *args,
   Py_buffer view;
   if (PyObject_GetBuffer(obj, &view, PyBUF_ANY_CONTIGUOUS) < 0)
     return NULL;
-  if (evrt_check_enabled())
-    site_from_python();
+  site_from_python();
   evrt_status_t st = evrt_check_access(view.buf, (size_t)view.len, m);
   evrt_check_site(NULL);
   PyBuffer_Release(&view);
@@ -75,8 +78,7 @@ static PyObject *m_check_access(PyObject *self, PyObject *args,
 static PyObject *sync_call(PyObject *obj,
                            evrt_status_t (*fn)(const void *),
                            const char *what) {
-  if (evrt_check_enabled())
-    site_from_python();
+  site_from_python();
   evrt_status_t st = fn(obj);
   evrt_check_site(NULL);
   if (st)

@@ -113,6 +113,9 @@ int evrtpy_launch_init(PyObject *module);
 
 /* -------------------------------------------------------------- check.c */
 extern PyMethodDef evrtpy_check_methods[]; /* evrt.check_* (docs/check.md) */
+/* With the checker on, name the calling Python line as the site of the next
+ * evrt call (undo with evrt_check_site(NULL)). */
+void evrtpy_check_site(void);
 
 /* ------------------------------------------------------------- errors.c */
 int evrtpy_errors_init(PyObject *module);

@@ -54,8 +54,10 @@ a.launch(write, buf)
 b.launch(read, buf)
 evrt.synchronize()
 """, "data race")
-    # the Python line of each declared access is named
-    assert "read (<string>:" in err and "write (<string>:" in err, err
+    # the Python lines of each declared access and of each launch are named
+    assert "annotated at read (<string>:" in err, err
+    assert "annotated at write (<string>:" in err, err
+    assert "enqueued at <module> (<string>:" in err, err
 
 
 def test_host_read_before_synchronize_is_an_unsynchronized_host_access():

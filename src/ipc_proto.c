@@ -133,6 +133,7 @@ evrt_status_t evrt__ipc_record(struct evrt__event *e, struct evrt__stream *s) {
   atomic_store_explicit(&e->rec_no, g, memory_order_relaxed);
   atomic_store_explicit(&e->rec_thread, evrt_thread_id(), memory_order_relaxed);
   uint64_t enq = atomic_load_explicit(&s->enq_seq, memory_order_acquire);
+  uint64_t target = enq; /* the stream position the generation covers */
   if (evrt__done(s) >= enq) {
     evrt__item_discard(s, it);
     complete(m, g);
@@ -146,8 +147,10 @@ evrt_status_t evrt__ipc_record(struct evrt__event *e, struct evrt__stream *s) {
     it->u.ev.rec_no = g;
     it->u.ev.ev_id = e->id;
     evrt__ipc_map_ref(map);
-    evrt__stream_push(s, it);
+    target = evrt__stream_push(s, it);
   }
+  if (EVRT_UNLIKELY(evrt__check_on))
+    evrt__check_record(e, s, g, target); /* waits in this process */
   evrt__event_unlock(e);
   return EVRT_SUCCESS;
 }

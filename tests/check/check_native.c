@@ -181,7 +181,42 @@ SCENARIO(legacy_cycle, "deadlock") {
   _exit(evrt_check_findings() ? 66 : 4); /* the streams never finish */
 }
 
+/* An interprocess event used within its process: the wait binds before the
+ * record, so it orders nothing. */
+SCENARIO(ipc_wait_before_record, "data race") {
+  evrt_stream_t a = stream(), b = stream();
+  evrt_event_t e = event(EVRT_EVENT_INTERPROCESS);
+  evrt_ipc_event_handle_t h;
+  OK(evrt_event_ipc_handle(e, &h));
+  OK(evrt_stream_wait_event(b, e)); /* the exported generation, complete */
+  OK(evrt_memset_async(a, buf, 1, sizeof buf));
+  OK(evrt_event_record(e, a));
+  OK(evrt_memcpy_async(b, out1, buf, sizeof buf));
+  OK(evrt_device_synchronize(0));
+}
+
 /* ---------------------------------------------------------- correct ones */
+
+/* An interprocess event used within its process orders like any event:
+ * a stream wait, and the host's synchronize. */
+SCENARIO(ipc_event_orders_within_process, CLEAN) {
+  evrt_stream_t a = stream(), b = stream();
+  evrt_event_t e = event(EVRT_EVENT_INTERPROCESS);
+  evrt_ipc_event_handle_t h;
+  OK(evrt_event_ipc_handle(e, &h));
+  OK(evrt_launch_host_func(a, gate_fn, NULL));
+  OK(evrt_memset_async(a, buf, 1, sizeof buf));
+  OK(evrt_event_record(e, a));
+  OK(evrt_stream_wait_event(b, e));
+  OK(evrt_memcpy_async(b, out1, buf, sizeof buf));
+  gate_open();
+  OK(evrt_stream_synchronize(b));
+  OK(evrt_memset_async(a, buf, 2, sizeof buf));
+  OK(evrt_event_record(e, a));
+  OK(evrt_event_synchronize(e));
+  OK(evrt_check_access(buf, sizeof buf, EVRT_CHECK_WRITE));
+}
+
 
 SCENARIO(wait_orders, CLEAN) {
   evrt_stream_t a = stream(), b = stream();

@@ -46,6 +46,7 @@ static bool find(const void *p, size_t n, struct blk *out) {
 }
 
 static aclError alloc(const char *fn, void **ptr, size_t size, bool host) {
+  ACL__ENTER(fn);
   if (!ptr)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "pointer is NULL");
   if (size == 0)
@@ -77,6 +78,7 @@ static aclError alloc(const char *fn, void **ptr, size_t size, bool host) {
 }
 
 static aclError release(const char *fn, void *p, bool host) {
+  ACL__ENTER(fn);
   if (!p)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "pointer is NULL");
   struct blk key = {(uintptr_t)p, 1, false};

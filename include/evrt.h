@@ -438,6 +438,45 @@ EVRT_EXPORT evrt_status_t evrt_device_launch_host_func(int device,
                                                        void *user_data);
 
 /* ------------------------------------------------------------------------ */
+/* Interprocess memory (docs/design.md, "Interprocess memory"): memory
+ * shareable with other processes of the same user.  evrt_ipc_mem_alloc
+ * gives page-aligned, zero-filled memory (a memfd: each block holds a file
+ * descriptor while it lives; the process's soft descriptor limit is raised
+ * to its hard limit at the first one).  A page-aligned range of it is
+ * exported under a key (64 hex digits and a NUL); another process imports
+ * the key and maps the same pages.  Unless exported with
+ * EVRT_IPC_MEM_NO_PID_CHECK, only the processes whose pids the exporter set
+ * may import.  Nothing outlives the processes: no file is left after a
+ * crash. */
+
+#define EVRT_IPC_MEM_KEY_SIZE 65
+#define EVRT_IPC_MEM_NO_PID_CHECK 0x1u
+
+EVRT_EXPORT evrt_status_t evrt_ipc_mem_alloc(size_t bytes, void **ptr);
+/* The exporter's memory (importers keep their mappings until they close). */
+EVRT_EXPORT evrt_status_t evrt_ipc_mem_free(void *ptr);
+/* Export [ptr, ptr + bytes) of memory from evrt_ipc_mem_alloc (ptr
+ * page-aligned).  One export per block: exporting the same range with the
+ * same flags again gives the same key, anything else is
+ * EVRT_ERROR_NOT_PERMITTED. */
+EVRT_EXPORT evrt_status_t evrt_ipc_mem_export(void *ptr, size_t bytes,
+                                              unsigned flags,
+                                              char key[EVRT_IPC_MEM_KEY_SIZE]);
+/* Add pids to the key's import whitelist (the exporter only). */
+EVRT_EXPORT evrt_status_t evrt_ipc_mem_set_import_pids(const char *key,
+                                                       const int32_t *pids,
+                                                       size_t n);
+/* Map the memory of a key exported by another process (flags: 0).  Errors:
+ * EVRT_ERROR_IPC_HANDLE (malformed, forged, stale, freed or closed key),
+ * EVRT_ERROR_IPC_SAME_PROCESS, EVRT_ERROR_PEER_LOST (the exporter died),
+ * EVRT_ERROR_NOT_PERMITTED (not whitelisted). */
+EVRT_EXPORT evrt_status_t evrt_ipc_mem_import(const char *key, unsigned flags,
+                                              void **ptr, size_t *bytes);
+/* Importer: unmap.  Exporter: later imports fail; the memory stays (and
+ * importers' mappings stay valid) until evrt_ipc_mem_free. */
+EVRT_EXPORT evrt_status_t evrt_ipc_mem_close(const char *key);
+
+/* ------------------------------------------------------------------------ */
 /* Tracing (Chrome trace-event JSON; also EVRT_TRACE=path.json) */
 
 EVRT_EXPORT evrt_status_t evrt_trace_start(const char *path);

@@ -413,6 +413,14 @@ EVRT_EXPORT evrt_status_t evrt_stream_wait_value64(evrt_stream_t stream,
                                                    uint64_t *addr,
                                                    uint64_t value,
                                                    unsigned flags);
+/* Same, ending the wait after timeout_ns (from the call; negative: never):
+ * the stream goes on and the timeout is counted in
+ * evrt_stream_wait_failures(), as for evrt_stream_wait_event_timeout. */
+EVRT_EXPORT evrt_status_t evrt_stream_wait_value64_timeout(evrt_stream_t stream,
+                                                           uint64_t *addr,
+                                                           uint64_t value,
+                                                           unsigned flags,
+                                                           int64_t timeout_ns);
 /* Store value into *addr when the stream reaches it (flags: 0). */
 EVRT_EXPORT evrt_status_t evrt_stream_write_value64(evrt_stream_t stream,
                                                     uint64_t *addr,

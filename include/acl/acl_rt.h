@@ -255,6 +255,143 @@ ACL_FUNC_VISIBILITY aclError aclrtWaitAndResetNotify(aclrtNotify notify,
 ACL_FUNC_VISIBILITY aclError aclrtGetNotifyId(aclrtNotify notify,
                                               uint32_t *notifyId);
 
+/* ======================================================================
+ * Failing tasks, stream stop/abort, subscribed host functions,
+ * stream-ordered values, notify batch reset and interprocess notifies,
+ * interprocess memory (built on evrt's failures, values and interprocess
+ * memory: docs/acl.md).  Names, types and values from CANN's
+ * include/external/acl/acl_rt.h (hicann/runtime 681ef761).
+ * ==================================================================== */
+
+#define ACL_STREAM_WAIT_VALUE_GEQ 0x00000000U
+#define ACL_STREAM_WAIT_VALUE_EQ 0x00000001U
+#define ACL_STREAM_WAIT_VALUE_AND 0x00000002U
+#define ACL_STREAM_WAIT_VALUE_NOR 0x00000003U
+
+#define ACL_NOTIFY_DEFAULT 0x00000000U
+#define ACL_NOTIFY_DEVICE_USE_ONLY 0x00000001U
+
+#define ACL_RT_NOTIFY_EXPORT_FLAG_DEFAULT 0x0UL
+#define ACL_RT_NOTIFY_EXPORT_FLAG_DISABLE_PID_VALIDATION 0x02UL
+#define ACL_RT_NOTIFY_IMPORT_FLAG_DEFAULT 0x0UL
+#define ACL_RT_NOTIFY_IMPORT_FLAG_ENABLE_PEER_ACCESS 0x02UL
+
+#define ACL_RT_IPC_MEM_EXPORT_FLAG_DEFAULT 0x0UL
+#define ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION 0x1UL
+#define ACL_RT_IPC_MEM_IMPORT_FLAG_DEFAULT 0x0UL
+#define ACL_RT_IPC_MEM_IMPORT_FLAG_ENABLE_PEER_ACCESS 0x1UL
+
+typedef void *aclrtFuncHandle;
+typedef struct rtExceptionInfo aclrtExceptionInfo;
+typedef void (*aclrtExceptionInfoCallback)(aclrtExceptionInfo *exceptionInfo);
+
+typedef enum {
+  ACL_RT_STREAM_STATE_CREATE_POST = 1,
+  ACL_RT_STREAM_STATE_DESTROY_PRE,
+} aclrtStreamState;
+typedef void (*aclrtStreamStateCallback)(aclrtStream stm,
+                                         aclrtStreamState state, void *args);
+
+#define MAX_MEM_UCE_INFO_ARRAY_SIZE 128
+#define UCE_INFO_RESERVED_SIZE 14
+typedef struct aclrtMemUceInfo {
+  void *addr;
+  size_t len;
+  size_t reserved[UCE_INFO_RESERVED_SIZE];
+} aclrtMemUceInfo;
+
+typedef enum {
+  ACL_RT_NO_ERROR = 0,
+  ACL_RT_ERROR_MEMORY = 1,
+  ACL_RT_ERROR_L2 = 2,
+  ACL_RT_ERROR_AICORE = 3,
+  ACL_RT_ERROR_LINK = 4,
+  ACL_RT_ERROR_L3_PORT = 5,
+  ACL_RT_ERROR_OTHERS = 0xFFFF,
+} aclrtErrorType;
+
+typedef enum aclrtAicoreErrorType {
+  ACL_RT_AICORE_ERROR_UNKNOWN,
+  ACL_RT_AICORE_ERROR_SW,
+  ACL_RT_AICORE_ERROR_HW_LOCAL,
+} aclrtAicoreErrorType;
+
+#define ACL_RT_MEM_UCE_INFO_MAX_NUM 20
+typedef struct {
+  size_t arraySize;
+  aclrtMemUceInfo memUceInfoArray[ACL_RT_MEM_UCE_INFO_MAX_NUM];
+} aclrtMemUceInfoArray;
+
+typedef union aclrtErrorInfoDetail {
+  aclrtMemUceInfoArray uceInfo;
+  aclrtAicoreErrorType aicoreErrType;
+} aclrtErrorInfoDetail;
+
+typedef struct aclrtErrorInfo {
+  uint8_t tryRepair;
+  uint8_t hasDetail;
+  uint8_t reserved[2];
+  aclrtErrorType errorType;
+  aclrtErrorInfoDetail detail;
+} aclrtErrorInfo;
+
+/* ------------------------------------------------- failures, exceptions */
+ACL_DEPRECATED_MESSAGE("aclrtSetExceptionInfoCallback is deprecated, use aclrtExceptionInfoCallbackRegister and aclrtExceptionInfoCallbackUnregister instead")
+ACL_FUNC_VISIBILITY aclError aclrtSetExceptionInfoCallback(aclrtExceptionInfoCallback callback);
+ACL_FUNC_VISIBILITY aclError aclrtExceptionInfoCallbackRegister(aclrtExceptionInfoCallback callback);
+ACL_FUNC_VISIBILITY aclError aclrtExceptionInfoCallbackUnregister(aclrtExceptionInfoCallback callback);
+ACL_FUNC_VISIBILITY uint32_t aclrtGetTaskIdFromExceptionInfo(const aclrtExceptionInfo *info);
+ACL_FUNC_VISIBILITY uint32_t aclrtGetStreamIdFromExceptionInfo(const aclrtExceptionInfo *info);
+ACL_FUNC_VISIBILITY uint32_t aclrtGetThreadIdFromExceptionInfo(const aclrtExceptionInfo *info);
+ACL_FUNC_VISIBILITY uint32_t aclrtGetDeviceIdFromExceptionInfo(const aclrtExceptionInfo *info);
+ACL_FUNC_VISIBILITY uint32_t aclrtGetErrorCodeFromExceptionInfo(const aclrtExceptionInfo *info);
+ACL_FUNC_VISIBILITY aclError aclrtGetArgsFromExceptionInfo(const aclrtExceptionInfo *info,
+                                                           void **devArgsPtr,
+                                                           uint32_t *devArgsLen);
+ACL_FUNC_VISIBILITY aclError aclrtGetFuncHandleFromExceptionInfo(const aclrtExceptionInfo *info,
+                                                                 aclrtFuncHandle *func);
+ACL_FUNC_VISIBILITY aclError aclrtGetThreadLastTaskId(uint32_t *taskId);
+ACL_FUNC_VISIBILITY aclError aclrtGetErrorVerbose(int32_t deviceId, aclrtErrorInfo *errorInfo);
+
+/* -------------------------------------------------- stream stop / abort */
+ACL_FUNC_VISIBILITY aclError aclrtStreamStop(aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtStreamAbort(aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtRegStreamStateCallback(const char *regName,
+                                                         aclrtStreamStateCallback callback,
+                                                         void *args);
+
+/* ------------------------------------------ subscribed host functions */
+ACL_FUNC_VISIBILITY aclError aclrtSubscribeHostFunc(uint64_t hostFuncThreadId,
+                                                    aclrtStream exeStream);
+ACL_FUNC_VISIBILITY aclError aclrtProcessHostFunc(int32_t timeout);
+ACL_FUNC_VISIBILITY aclError aclrtUnSubscribeHostFunc(uint64_t hostFuncThreadId,
+                                                      aclrtStream exeStream);
+
+/* ------------------------------------------------ stream-ordered values */
+ACL_FUNC_VISIBILITY aclError aclrtValueWrite(void *devAddr, uint64_t value,
+                                             uint32_t flag, aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtValueWait(void *devAddr, uint64_t value,
+                                            uint32_t flag, aclrtStream stream);
+
+/* ------------------------------------------- notifies: batch and IPC */
+ACL_FUNC_VISIBILITY aclError aclrtNotifyBatchReset(aclrtNotify *notifies, size_t num);
+ACL_FUNC_VISIBILITY aclError aclrtNotifyGetExportKey(aclrtNotify notify, char *key,
+                                                     size_t len, uint64_t flags);
+ACL_FUNC_VISIBILITY aclError aclrtNotifyImportByKey(aclrtNotify *notify, const char *key,
+                                                    uint64_t flags);
+ACL_FUNC_VISIBILITY aclError aclrtNotifySetImportPid(aclrtNotify notify, int32_t *pid,
+                                                     size_t num);
+
+/* ------------------------------------------------- interprocess memory */
+ACL_FUNC_VISIBILITY aclError aclrtIpcMemGetExportKey(void *devPtr, size_t size, char *key,
+                                                     size_t len, uint64_t flags);
+ACL_FUNC_VISIBILITY aclError aclrtIpcMemSetImportPid(const char *key, int32_t *pid,
+                                                     size_t num);
+ACL_FUNC_VISIBILITY aclError aclrtIpcMemImportByKey(void **devPtr, const char *key,
+                                                    uint64_t flags);
+ACL_FUNC_VISIBILITY aclError aclrtIpcMemClose(const char *key);
+ACL_FUNC_VISIBILITY aclError aclrtDeviceGetBareTgid(int32_t *pid);
+
 #ifdef __cplusplus
 }
 #endif

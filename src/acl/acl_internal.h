@@ -73,14 +73,15 @@ struct acl__ctx {
 aclError acl__current(const char *fn, struct acl__ctx **ctx);
 
 /* ----------------------------------------------------------- streams */
-struct acl__report_queue;
+struct acl__sub;
 struct acl__stream {
   struct acl__ctx *ctx;
   evrt_stream_t handle;
   uint32_t flags, priority;
   uint64_t failure_mode;
   uint64_t seen_wait_failures;
-  struct acl__report_queue *sub; /* subscribed report thread or NULL */
+  /* aclrtSubscribeReport / aclrtSubscribeHostFunc (acl_callback.c) */
+  struct acl__sub *sub, *hsub;
   bool is_default;
 };
 extern struct acl__map *acl__streams;
@@ -96,6 +97,48 @@ aclError acl__stream_locked(const char *fn, aclrtStream s,
 /* Register a stream created by the layer (lock held). */
 int acl__stream_add(evrt_stream_t h, struct acl__ctx *ctx,
                          uint32_t flags, uint32_t priority, bool is_default);
+
+/* A stream's metadata left the table (destroy, device reset): release
+ * its subscriptions and their queued callbacks (acl_callback.c).  Takes
+ * acl__lock: call without it. */
+void acl__stream_detach(struct acl__stream *m);
+/* The same for every stream of a context being reset (their metadata stays
+ * in the table).  Takes acl__lock. */
+void acl__ctx_detach(struct acl__ctx *ctx);
+
+/* ------------------------------------------------ memory (acl_memory.c) */
+struct acl__mem_blk {
+  void *start;
+  size_t size;
+  bool device;   /* aclrtMalloc'd or imported (not aclrtMallocHost) */
+  bool imported; /* aclrtIpcMemImportByKey */
+  bool shared;   /* evrt interprocess memory */
+};
+/* The block the layer handed out that holds [p, p + n), copied out. */
+bool acl__mem_find(const void *p, size_t n, struct acl__mem_blk *out);
+/* Imported blocks (acl_ipcmem.c): device memory for the checks, never
+ * freed by aclrtFree. */
+int acl__mem_register_imported(void *p, size_t size);
+void acl__mem_unregister_imported(void *p);
+
+/* Is p in memory this process exported or imported (acl_ipcmem.c)? */
+bool acl__ipc_mem_shared(const void *p);
+
+/* ---------------------------------------------- failures (acl_failure.c) */
+/* The aclError a failed or aborted task is reported with. */
+aclError acl__failure_code(const evrt_task_failure_t *f);
+/* Install the layer's evrt failure callback (exception info callbacks,
+ * aclrtGetErrorVerbose); idempotent.  Called when a device is set. */
+void acl__failure_init(void);
+/* A synchronize of h returned st (EVRT_ERROR_TASK_FAILED or
+ * EVRT_ERROR_ABORTED): clear the stream's error (it has been reported) and
+ * return its ACL code. */
+aclError acl__task_error(evrt_stream_t h, evrt_status_t st, const char *fn);
+/* aclrtRegStreamStateCallback's callbacks (no lock held). */
+void acl__stream_state(aclrtStream stream, int state);
+/* Clear the pending task errors of the device's ACL streams (a device
+ * synchronize reported one). */
+void acl__clear_device_errors(int device);
 
 /* Seconds; 0 = stream waits never time out. */
 extern atomic_uint acl__op_wait_timeout;

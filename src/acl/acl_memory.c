@@ -2,10 +2,26 @@
  * acl_memory.c - aclrtMalloc/aclrtMallocHost/aclrtFree/aclrtFreeHost and the
  * copy and set calls.  "Device" memory is host memory here.  Every block is
  * kept in a registry (a tree of address ranges under its own mutex) so that
- * aclrtFree rejects pointers it did not hand out, and so that
- * aclrtMemcpyAsync can tell pinned host memory (from aclrtMallocHost: the
- * copy is asynchronous) from plain host memory (the call returns only after
- * the copy is done, as the ACL doc says).
+ * aclrtFree rejects pointers it did not hand out, the copy and set calls
+ * refuse device pointers the layer never allocated (ACL's invalid-parameter
+ * error instead of a crash: issue 13 item 2), and aclrtMemcpyAsync can tell
+ * pinned host memory (from aclrtMallocHost: the copy is asynchronous) from
+ * plain host memory (the call returns only after the copy is done, as the
+ * ACL doc says).
+ *
+ * Device blocks of a page or more are evrt interprocess memory
+ * (evrt_ipc_mem_alloc), so that aclrtIpcMemGetExportKey can share them
+ * (acl_ipcmem.c); smaller ones, and every block when no shareable memory
+ * can be had, come from the heap.
+ *
+ * Freeing (issue 13 item 12).  CANN documents that aclrtFree releases at
+ * once, with no device or stream synchronization and without waiting for
+ * the tasks that use the block: the program must not touch it afterwards.
+ * Here the pointer is invalid for the layer at once (a second free, a copy
+ * or a set on it fail), but the memory itself is released only when every
+ * stream has passed what was enqueued before the free
+ * (evrt_device_launch_host_func): a copy or kernel queued before the free
+ * reads or writes memory that is still mapped, as it would on the device.
  */
 #include "acl_internal.h"
 
@@ -13,10 +29,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+enum { KIND_DEVICE = 0, KIND_HOST = 1, KIND_IMPORTED = 2 };
+
 struct blk {
   uintptr_t start;
   size_t size;
-  bool host;
+  int kind;
+  bool shared; /* evrt interprocess memory (start is the block's base) */
 };
 
 static void *tree;
@@ -35,17 +54,66 @@ static int cmp(const void *a, const void *b) {
 
 /* The registered block containing [p, p+n), or NULL. Copies it out. */
 static bool find(const void *p, size_t n, struct blk *out) {
-  struct blk key = {(uintptr_t)p, 1, false};
+  struct blk key = {(uintptr_t)p, 1, 0, false};
   pthread_mutex_lock(&mem_lock);
   struct blk **hit = tfind(&key, &tree, cmp);
-  bool ok = hit && (uintptr_t)p + n <= (*hit)->start + (*hit)->size;
+  bool ok = hit && (uintptr_t)p >= (*hit)->start &&
+            n <= (*hit)->size - ((uintptr_t)p - (*hit)->start);
   if (ok)
     *out = **hit;
   pthread_mutex_unlock(&mem_lock);
   return ok;
 }
 
-static aclError alloc(const char *fn, void **ptr, size_t size, bool host) {
+bool acl__mem_find(const void *p, size_t n, struct acl__mem_blk *out) {
+  struct blk b;
+  if (!p || !find(p, n, &b))
+    return false;
+  if (out) {
+    out->start = (void *)b.start;
+    out->size = b.size;
+    out->device = b.kind != KIND_HOST;
+    out->imported = b.kind == KIND_IMPORTED;
+    out->shared = b.shared;
+  }
+  return true;
+}
+
+static int add_blk(uintptr_t start, size_t size, int kind, bool shared) {
+  struct blk *b = malloc(sizeof *b);
+  if (!b)
+    return -1;
+  *b = (struct blk){start, size, kind, shared};
+  pthread_mutex_lock(&mem_lock);
+  void *ins = tsearch(b, &tree, cmp);
+  bool dup = ins && *(struct blk **)ins != b;
+  pthread_mutex_unlock(&mem_lock);
+  if (!ins || dup) {
+    free(b);
+    return -1;
+  }
+  return 0;
+}
+
+int acl__mem_register_imported(void *p, size_t size) {
+  return add_blk((uintptr_t)p, size, KIND_IMPORTED, true);
+}
+
+void acl__mem_unregister_imported(void *p) {
+  struct blk key = {(uintptr_t)p, 1, 0, false};
+  pthread_mutex_lock(&mem_lock);
+  struct blk **hit = tfind(&key, &tree, cmp);
+  struct blk *b = hit && (*hit)->kind == KIND_IMPORTED &&
+                          (*hit)->start == (uintptr_t)p
+                      ? *hit
+                      : NULL;
+  if (b)
+    tdelete(&key, &tree, cmp);
+  pthread_mutex_unlock(&mem_lock);
+  free(b);
+}
+
+static aclError alloc(const char *fn, void **ptr, size_t size, int kind) {
   if (!ptr)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "pointer is NULL");
   if (size == 0)
@@ -53,46 +121,58 @@ static aclError alloc(const char *fn, void **ptr, size_t size, bool host) {
   if (size > SIZE_MAX / 2)
     return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn,
                           "size %zu is too large", size);
-  /* The doc: size rounded up to 32 bytes plus 32, start 64-byte aligned. */
+  /* The doc: size rounded up to 32 plus 32, start 64-byte aligned. */
   size_t real = ((size + 31) & ~(size_t)31) + 32;
   real = (real + 63) & ~(size_t)63; /* aligned_alloc wants a multiple */
-  struct blk *b = malloc(sizeof *b);
-  void *p = b ? aligned_alloc(64, real) : NULL;
-  if (!p) {
-    free(b);
+  void *p = NULL;
+  bool shared = kind == KIND_DEVICE && size >= 4096 &&
+                evrt_ipc_mem_alloc(real, &p) == EVRT_SUCCESS;
+  if (!shared)
+    p = aligned_alloc(64, real);
+  if (!p)
     return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn,
                           "cannot allocate %zu bytes", size);
-  }
-  *b = (struct blk){(uintptr_t)p, real, host};
-  pthread_mutex_lock(&mem_lock);
-  void *ins = tsearch(b, &tree, cmp);
-  pthread_mutex_unlock(&mem_lock);
-  if (!ins) {
-    free(p);
-    free(b);
+  if (add_blk((uintptr_t)p, real, kind, shared)) {
+    if (shared)
+      evrt_ipc_mem_free(p);
+    else
+      free(p);
     return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
   }
   *ptr = p;
   return ACL_SUCCESS;
 }
 
-static aclError release(const char *fn, void *p, bool host) {
+/* Runs once every stream has passed what was enqueued before the free. */
+static void release_blk(void *arg) {
+  struct blk *b = arg;
+  if (b->shared)
+    evrt_ipc_mem_free((void *)b->start);
+  else
+    free((void *)b->start);
+  free(b);
+}
+
+static aclError release(const char *fn, void *p, int kind) {
   if (!p)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "pointer is NULL");
-  struct blk key = {(uintptr_t)p, 1, false};
+  struct blk key = {(uintptr_t)p, 1, 0, false};
   pthread_mutex_lock(&mem_lock);
   struct blk **hit = tfind(&key, &tree, cmp);
   struct blk *b = hit ? *hit : NULL;
-  bool ok = b && b->start == (uintptr_t)p && b->host == host;
+  bool ok = b && b->start == (uintptr_t)p && b->kind == kind;
   if (ok)
     tdelete(&key, &tree, cmp);
   pthread_mutex_unlock(&mem_lock);
   if (!ok)
     return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
                           "%p was not returned by %s (or was freed already)",
-                          p, host ? "aclrtMallocHost" : "aclrtMalloc");
-  free(p);
-  free(b);
+                          p, kind == KIND_HOST ? "aclrtMallocHost" : "aclrtMalloc");
+  /* Invalid for the layer from now on; released when the tasks enqueued
+   * before this call can no longer touch it (top of file). */
+  if (evrt_device_launch_host_func(EVRT_DEVICE_ALL, release_blk, b) !=
+      EVRT_SUCCESS)
+    release_blk(b); /* no memory to defer: release now (as CANN does) */
   return ACL_SUCCESS;
 }
 
@@ -106,17 +186,19 @@ aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy) {
   if (base > ACL_MEM_MALLOC_HUGE1G_ONLY_P2P || (mods & ~allowed))
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "unknown policy 0x%x",
                           (unsigned)policy);
-  return alloc(fn, devPtr, size, false);
+  return alloc(fn, devPtr, size, KIND_DEVICE);
 }
 
 aclError aclrtMallocHost(void **hostPtr, size_t size) {
-  return alloc("aclrtMallocHost", hostPtr, size, true);
+  return alloc("aclrtMallocHost", hostPtr, size, KIND_HOST);
 }
 
-aclError aclrtFree(void *devPtr) { return release("aclrtFree", devPtr, false); }
+aclError aclrtFree(void *devPtr) {
+  return release("aclrtFree", devPtr, KIND_DEVICE);
+}
 
 aclError aclrtFreeHost(void *hostPtr) {
-  return release("aclrtFreeHost", hostPtr, true);
+  return release("aclrtFreeHost", hostPtr, KIND_HOST);
 }
 
 static aclError copy_checks(const char *fn, void *dst, size_t destMax,
@@ -130,6 +212,46 @@ static aclError copy_checks(const char *fn, void *dst, size_t destMax,
                           destMax);
   if (kind < ACL_MEMCPY_HOST_TO_HOST || kind > ACL_MEMCPY_INTER_DEVICE_TO_DEVICE)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "unknown kind %d", kind);
+  /* The device side(s) the kind names must be device memory the layer
+   * handed out (aclrtMalloc, or imported from another process), for the
+   * whole count: a stray pointer is ACL's invalid parameter, not a crash
+   * (issue 13 item 2).  Host pointers cannot be checked. */
+  bool dev_dst = kind == ACL_MEMCPY_HOST_TO_DEVICE ||
+                 kind == ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE ||
+                 kind == ACL_MEMCPY_DEVICE_TO_DEVICE ||
+                 kind == ACL_MEMCPY_INNER_DEVICE_TO_DEVICE ||
+                 kind == ACL_MEMCPY_INTER_DEVICE_TO_DEVICE;
+  bool dev_src = kind == ACL_MEMCPY_DEVICE_TO_HOST ||
+                 kind == ACL_MEMCPY_DEVICE_TO_DEVICE ||
+                 kind == ACL_MEMCPY_INNER_DEVICE_TO_DEVICE ||
+                 kind == ACL_MEMCPY_INTER_DEVICE_TO_DEVICE;
+  struct blk b;
+  if (dev_dst && !(find(dst, count, &b) && b.kind != KIND_HOST))
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
+                     "dst %p (%zu bytes) is not device memory from "
+                     "aclrtMalloc (kind %d names a device destination)",
+                     dst, count, kind);
+  if (dev_src && !(find(src, count, &b) && b.kind != KIND_HOST))
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
+                     "src %p (%zu bytes) is not device memory from "
+                     "aclrtMalloc (kind %d names a device source)",
+                     src, count, kind);
+  return ACL_SUCCESS;
+}
+
+/* aclrtMemset's pointer: memory the layer handed out, for count bytes. */
+static aclError set_checks(const char *fn, void *p, size_t max, size_t count) {
+  if (!p)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "devPtr is NULL");
+  if (count > max)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
+                     "count %zu is larger than maxCount %zu", count, max);
+  struct blk b;
+  if (!find(p, count, &b))
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
+                     "devPtr %p (%zu bytes) is not memory from aclrtMalloc "
+                     "or aclrtMallocHost",
+                     p, count);
   return ACL_SUCCESS;
 }
 
@@ -138,8 +260,12 @@ aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
   aclError r = copy_checks("aclrtMemcpy", dst, destMax, src, count, (int)kind);
   if (r)
     return r;
-  if (count)
+  /* At once, with no implicit synchronization (CANN's doc): work queued
+   * on the blocks still runs after (docs/acl.md). */
+  if (count) {
     memmove(dst, src, count);
+    evrt_value_notify(dst, count); /* aclrtValueWait on these bytes */
+  }
   return ACL_SUCCESS;
 }
 
@@ -176,27 +302,22 @@ aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
 aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value,
                      size_t count) {
   static const char fn[] = "aclrtMemset";
-  if (!devPtr)
-    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "devPtr is NULL");
-  if (count > maxCount)
-    return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
-                          "count %zu is larger than maxCount %zu", count,
-                          maxCount);
+  aclError r = set_checks(fn, devPtr, maxCount, count);
+  if (r)
+    return r;
   memset(devPtr, value, count);
+  evrt_value_notify(devPtr, count); /* aclrtValueWait on these bytes */
   return ACL_SUCCESS;
 }
 
 aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value,
                           size_t count, aclrtStream stream) {
   static const char fn[] = "aclrtMemsetAsync";
-  if (!devPtr)
-    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "devPtr is NULL");
-  if (count > maxCount)
-    return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
-                          "count %zu is larger than maxCount %zu", count,
-                          maxCount);
+  aclError r = set_checks(fn, devPtr, maxCount, count);
+  if (r)
+    return r;
   evrt_stream_t h;
-  aclError r = acl__stream(fn, stream, &h);
+  r = acl__stream(fn, stream, &h);
   if (r)
     return r;
   return acl__st(evrt_memset_async(h, devPtr, value, count), fn);

@@ -30,6 +30,7 @@
 
 #include "evrt.h"
 #include "trace.h"
+#include "check/check.h" /* EVRT_CHECK hooks */
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -115,9 +116,13 @@ evrt_status_t evrt__fail(evrt_status_t st, const char *fmt, ...)
 void *evrt__malloc(size_t size);
 void *evrt__calloc(size_t n, size_t size);
 void evrt__free(void *p);
-/* Test hook: the n-th following allocation fails (n >= 1); 0 disarms.
- * Returns the number of allocations made since the last call. */
-EVRT_EXPORT long evrt__test_fail_alloc_at(long n);
+/* Test hook, compiled only into the test-only static core (evrt_static,
+ * EVRT_TEST_HOOKS), never into libevrt.so: the n-th following allocation
+ * fails (n >= 1); 0 disarms.  Returns the number of allocations made since
+ * the last call. */
+#ifdef EVRT_TEST_HOOKS
+long evrt__test_fail_alloc_at(long n);
+#endif
 
 /* ----------------------------------------------------------- lifecycle */
 enum { EVRT__UNINIT = 0, EVRT__RUNNING, EVRT__SHUTDOWN, EVRT__FORKED };
@@ -342,7 +347,7 @@ struct evrt__event;
 enum evrt__dep_kind {
   EVRT__DEP_STREAM = 0,  /* wait until src->done_seq >= target */
   EVRT__DEP_NEXT_RECORD, /* legacy: wait for the event's next record */
-  EVRT__DEP_IPC          /* interprocess generation (src/ipc.c) */
+  EVRT__DEP_IPC          /* interprocess generation (src/ipc_*.c) */
 };
 
 /* Field order: the first cache line holds what the worker running the
@@ -393,6 +398,7 @@ struct evrt__item {
   uint64_t deadline;  /* delay / wait-timeout deadline (ns), 0 none */
   uint64_t t_start;   /* when the worker first reached it (traces), 0 */
   char label[24];
+  void *check; /* EVRT_CHECK: struct evrt__citem (src/check) */
 };
 
 
@@ -493,6 +499,8 @@ struct evrt__stream {
     evrt_host_fn_status fn;
     void *user;
   } fail;
+  /* EVRT_CHECK: one per slot, set before the first publish (src/check) */
+  _Atomic(struct evrt__cstream *) check;
   struct evrt__item stub;
 };
 
@@ -565,7 +573,7 @@ struct evrt__event {
   bool has_resource;
   bool imported;
   struct evrt__item *nr_waiters; /* legacy next-record waiters (lock) */
-  /* interprocess shared state (src/ipc.c), NULL until first record/export */
+  /* interprocess shared state (src/ipc.h), NULL until first record/export */
   _Atomic(struct evrt__ipc_map *) ipc;
   uint64_t id;
 };
@@ -635,6 +643,12 @@ extern int evrt__ndevices;
 extern struct evrt__device *evrt__devices;
 extern EVRT_TLS int evrt__tls_device;
 evrt_status_t evrt__devices_init(void);
+/* A NULL stream handle stands for the calling thread's current device's
+ * default stream, as CUDA's stream 0 and ACL's NULL stream do: the stream
+ * lookups of the public entry points call this (out of line, so never on
+ * their fast path) when the lookup of a NULL handle failed, with the
+ * library ready. */
+struct evrt__stream *evrt__stream_null_default(void);
 bool evrt__event_resource_take(int device);
 void evrt__event_resource_give(int device);
 
@@ -699,7 +713,7 @@ void evrt__timer_cancel(struct evrt__item *it);
 void evrt__timer_shutdown(void);
 
 /* ------------------------------------------------------------------ ipc */
-/* src/ipc.c */
+/* src/ipc_*.c (src/ipc.h lists the files) */
 evrt_status_t evrt__ipc_record(struct evrt__event *e, struct evrt__stream *s);
 evrt_status_t evrt__ipc_query(struct evrt__event *e);
 evrt_status_t evrt__ipc_sync(struct evrt__event *e, int64_t timeout_ns);

@@ -1,5 +1,6 @@
 /*
- * trace.h - hooks the core calls to record what streams did (src/trace.c).
+ * trace.h - hooks the core calls to record what streams did (src/trace_rec.c;
+ * src/trace_json.c writes the file).
  *
  * Cost when tracing is off: one relaxed load and a predictable branch
  * (EVRT_TRACING()).  With EVRT_NO_TRACE defined the hooks compile out.
@@ -70,6 +71,12 @@ void evrt__trace_wait_bind(int device, uint64_t stream_id, uint64_t event_id,
                            uint64_t gen, uint64_t t);
 void evrt__trace_wait_resume(int device, uint64_t stream_id, uint64_t event_id,
                              uint64_t gen, uint64_t t);
+
+/* EVRT_CHECK marks an operation of a finding (name: its kind) at time t:
+ * work item seq of a stream (device >= 0), or host code of a thread
+ * (device -1, thread = evrt_thread_id()).  An instant in the timeline. */
+void evrt__trace_mark(int device, uint64_t stream_id, uint64_t thread,
+                      uint64_t seq, uint64_t t, const char *name);
 
 /* A host thread waited (synchronize) from t0 to t1 on a stream or event. */
 void evrt__trace_host_wait(const char *what, uint64_t id, uint64_t t0,

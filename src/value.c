@@ -332,6 +332,8 @@ evrt_status_t evrt_value_write64(uint64_t *addr, uint64_t value) {
   evrt_status_t st = evrt__ready();
   if (st || (st = check_addr(addr)))
     return st;
+  if (EVRT_UNLIKELY(evrt__check_on))
+    evrt__check_release(addr); /* a value wait that sees it is ordered */
   store_and_wake((_Atomic(uint64_t) *)addr, value);
   return EVRT_SUCCESS;
 }

@@ -196,13 +196,8 @@ aclError aclrtGetErrorVerbose(int32_t deviceId, aclrtErrorInfo *errorInfo) {
   static const char fn[] = "aclrtGetErrorVerbose";
   if (!errorInfo)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "errorInfo is NULL");
-  int n = 0;
-  evrt_status_t st = evrt_device_count(&n);
-  if (st)
-    return acl__st(st, fn);
-  if (deviceId < 0 || deviceId >= n || deviceId >= ACL__MAX_DEVICES)
-    return acl__fail(ACL_ERROR_RT_INVALID_DEVICEID, fn,
-                     "device %d out of range (%d devices)", (int)deviceId, n);
+  if (!acl__device_ok(deviceId) || deviceId >= ACL__MAX_DEVICES)
+    return acl__bad_device(fn, deviceId, ACL_ERROR_RT_INVALID_DEVICEID);
   memset(errorInfo, 0, sizeof *errorInfo);
   pthread_mutex_lock(&cb_lock);
   bool failed = dev_err[deviceId].failed;

@@ -1,7 +1,7 @@
 /*
  * acl_ipcmem.c - interprocess memory (aclrtIpcMemGetExportKey,
  * aclrtIpcMemSetImportPid, aclrtIpcMemImportByKey, aclrtIpcMemClose,
- * aclrtDeviceGetBareTgid) over evrt's interprocess memory (docs/design.md,
+ * with aclrtDeviceGetBareTgid in acl_sysinfo.c) over evrt's interprocess memory (docs/design.md,
  * "Interprocess memory").
  *
  * Device blocks of a page or more are evrt interprocess memory from their
@@ -20,13 +20,13 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 struct shared {
   char key[EVRT_IPC_MEM_KEY_SIZE];
   uintptr_t start;
   size_t len;
   bool imported;
+  bool closing; /* imported, closed: unmapped once queued work passed */
   struct shared *next;
 };
 
@@ -37,7 +37,8 @@ bool acl__ipc_mem_shared(const void *p) {
   pthread_mutex_lock(&ipc_lock);
   bool hit = false;
   for (struct shared *s = list; s && !hit; s = s->next)
-    hit = (uintptr_t)p >= s->start && (uintptr_t)p - s->start < s->len;
+    hit = !s->closing && (uintptr_t)p >= s->start &&
+          (uintptr_t)p - s->start < s->len;
   pthread_mutex_unlock(&ipc_lock);
   return hit;
 }
@@ -57,18 +58,29 @@ static int remember(const char *key, void *p, size_t len, bool imported) {
   return 0;
 }
 
-/* Take the record of key off the list (NULL if none). */
-static struct shared *forget(const char *key) {
+/* The record of key (NULL if none); with take, off the list. */
+static struct shared *find_key(const char *key, bool take) {
   pthread_mutex_lock(&ipc_lock);
   struct shared **pp = &list, *s = NULL;
   while (*pp && strncmp((*pp)->key, key, EVRT_IPC_MEM_KEY_SIZE) != 0)
     pp = &(*pp)->next;
   if (*pp) {
     s = *pp;
-    *pp = s->next;
+    if (take)
+      *pp = s->next;
   }
   pthread_mutex_unlock(&ipc_lock);
   return s;
+}
+
+/* An imported range is unmapped only once every stream has passed the work
+ * enqueued before aclrtIpcMemClose, as aclrtFree releases (acl_memory.c):
+ * a kernel queued on the imported memory must not fault (the ipc_memory
+ * samples close right after queueing one). */
+static void unmap_later(void *arg) {
+  struct shared *s = arg;
+  evrt_ipc_mem_close(s->key);
+  free(find_key(s->key, true));
 }
 
 aclError aclrtIpcMemGetExportKey(void *devPtr, size_t size, char *key,
@@ -86,8 +98,8 @@ aclError aclrtIpcMemGetExportKey(void *devPtr, size_t size, char *key,
       flags != ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "unknown flags 0x%llx",
                      (unsigned long long)flags);
-  struct acl__mem_blk b;
-  if (!acl__mem_find(devPtr, size, &b) || !b.device || b.imported)
+  struct acl__blk b;
+  if (!acl__mem_find(devPtr, size, &b) || b.kind != ACL__MEM_DEVICE)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
                      "%p (%zu bytes) is not device memory of this process "
                      "from aclrtMalloc",
@@ -137,8 +149,11 @@ aclError aclrtIpcMemImportByKey(void **devPtr, const char *key,
   evrt_status_t st = evrt_ipc_mem_import(key, 0, &p, &bytes);
   if (st)
     return acl__st(st, fn);
-  if (acl__mem_register_imported(p, bytes) || remember(key, p, bytes, true)) {
-    acl__mem_unregister_imported(p);
+  struct acl__ctx *c = acl__current_quiet();
+  if (acl__mem_track_shared(p, bytes, ACL__MEM_IMPORTED, c ? c->device : 0,
+                            true) ||
+      remember(key, p, bytes, true)) {
+    acl__mem_untrack(p, ACL__MEM_IMPORTED, NULL);
     evrt_ipc_mem_close(key);
     return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
   }
@@ -150,23 +165,28 @@ aclError aclrtIpcMemClose(const char *key) {
   static const char fn[] = "aclrtIpcMemClose";
   if (!key)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "key is NULL");
-  struct shared *s = forget(key);
-  if (s && s->imported)
-    acl__mem_unregister_imported((void *)s->start);
-  evrt_status_t st = evrt_ipc_mem_close(key);
-  if (st && s) { /* not closed after all: keep the record */
-    if (s->imported)
-      acl__mem_register_imported((void *)s->start, s->len);
-    remember(s->key, (void *)s->start, s->len, s->imported);
+  pthread_mutex_lock(&ipc_lock);
+  struct shared *s = list;
+  while (s && strncmp(s->key, key, EVRT_IPC_MEM_KEY_SIZE) != 0)
+    s = s->next;
+  bool closing = s && s->closing;
+  bool imported = s && s->imported;
+  if (imported && !closing)
+    s->closing = true;
+  pthread_mutex_unlock(&ipc_lock);
+  if (closing)
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+                     "key %.16s... was closed already", key);
+  if (imported) {
+    /* invalid for the layer at once; unmapped after the queued work */
+    acl__mem_untrack((void *)s->start, ACL__MEM_IMPORTED, NULL);
+    if (evrt_device_launch_host_func(EVRT_DEVICE_ALL, unmap_later, s) !=
+        EVRT_SUCCESS)
+      unmap_later(s);
+    return ACL_SUCCESS;
   }
-  free(s);
+  evrt_status_t st = evrt_ipc_mem_close(key);
+  if (st == EVRT_SUCCESS)
+    free(find_key(key, true));
   return acl__st(st, fn);
-}
-
-aclError aclrtDeviceGetBareTgid(int32_t *pid) {
-  if (!pid)
-    return acl__fail(ACL_ERROR_INVALID_PARAM, "aclrtDeviceGetBareTgid",
-                     "pid is NULL");
-  *pid = (int32_t)getpid(); /* no container mapping to undo here */
-  return ACL_SUCCESS;
 }

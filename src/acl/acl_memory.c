@@ -3,7 +3,7 @@
  * copy and set calls.  "Device" memory is host memory here.  Every block is
  * kept in a registry (a tree of address ranges under its own mutex) so that
  * aclrtFree rejects pointers it did not hand out, the copy and set calls
- * refuse device pointers the layer never allocated (ACL's invalid-parameter
+ * refuse device pointers the layer never handed out (ACL's invalid-parameter
  * error instead of a crash: issue 13 item 2), and aclrtMemcpyAsync can tell
  * pinned host memory (from aclrtMallocHost: the copy is asynchronous) from
  * plain host memory (the call returns only after the copy is done, as the
@@ -18,10 +18,11 @@
  * once, with no device or stream synchronization and without waiting for
  * the tasks that use the block: the program must not touch it afterwards.
  * Here the pointer is invalid for the layer at once (a second free, a copy
- * or a set on it fail), but the memory itself is released only when every
- * stream has passed what was enqueued before the free
- * (evrt_device_launch_host_func): a copy or kernel queued before the free
- * reads or writes memory that is still mapped, as it would on the device.
+ * or a set on it fail; EVRT_CHECK reports later accesses), but the memory
+ * itself is released only when every stream has passed what was enqueued
+ * before the free (evrt_device_launch_host_func): a copy or kernel queued
+ * before the free reads or writes memory that is still mapped, as it would
+ * on the device.
  */
 #include "acl_internal.h"
 
@@ -29,22 +30,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { KIND_DEVICE = 0, KIND_HOST = 1, KIND_IMPORTED = 2 };
-
-struct blk {
-  uintptr_t start;
-  size_t size;
-  int kind;
-  bool shared; /* evrt interprocess memory (start is the block's base) */
-};
-
 static void *tree;
 static pthread_mutex_t mem_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Ranges compare equal when they overlap, so a one-byte key finds the block
  * holding an interior pointer. */
 static int cmp(const void *a, const void *b) {
-  const struct blk *x = a, *y = b;
+  const struct acl__blk *x = a, *y = b;
   if (x->start + (x->size ? x->size : 1) <= y->start)
     return -1;
   if (y->start + (y->size ? y->size : 1) <= x->start)
@@ -53,10 +45,11 @@ static int cmp(const void *a, const void *b) {
 }
 
 /* The registered block containing [p, p+n), or NULL. Copies it out. */
-static bool find(const void *p, size_t n, struct blk *out) {
-  struct blk key = {(uintptr_t)p, 1, 0, false};
+static bool find(const void *p, size_t n, struct acl__blk *out) {
+  struct acl__blk key = {.start = (uintptr_t)p, .size = 1};
   pthread_mutex_lock(&mem_lock);
-  struct blk **hit = tfind(&key, &tree, cmp);
+  struct acl__blk **hit = tfind(&key, &tree, cmp);
+  /* p is in the block: n must fit in what is left of it (no overflow) */
   bool ok = hit && (uintptr_t)p >= (*hit)->start &&
             n <= (*hit)->size - ((uintptr_t)p - (*hit)->start);
   if (ok)
@@ -65,55 +58,70 @@ static bool find(const void *p, size_t n, struct blk *out) {
   return ok;
 }
 
-bool acl__mem_find(const void *p, size_t n, struct acl__mem_blk *out) {
-  struct blk b;
-  if (!p || !find(p, n, &b))
-    return false;
-  if (out) {
-    out->start = (void *)b.start;
-    out->size = b.size;
-    out->device = b.kind != KIND_HOST;
-    out->imported = b.kind == KIND_IMPORTED;
-    out->shared = b.shared;
-  }
-  return true;
+bool acl__mem_find(const void *p, size_t n, struct acl__blk *out) {
+  return find(p, n, out);
 }
 
-static int add_blk(uintptr_t start, size_t size, int kind, bool shared) {
-  struct blk *b = malloc(sizeof *b);
+/* The device of new "device" blocks: the current context's, else 0. */
+static int alloc_device(void) {
+  struct acl__ctx *c = acl__current_quiet();
+  return c ? c->device : 0;
+}
+
+int acl__mem_track(void *p, size_t size, unsigned kind, int device) {
+  return acl__mem_track_shared(p, size, kind, device, false);
+}
+
+int acl__mem_track_shared(void *p, size_t size, unsigned kind, int device,
+                          bool shared) {
+  struct acl__blk *b = malloc(sizeof *b);
   if (!b)
     return -1;
-  *b = (struct blk){start, size, kind, shared};
+  *b = (struct acl__blk){.start = (uintptr_t)p,
+                         .size = size,
+                         .kind = (uint8_t)kind,
+                         .device = device,
+                         .shared = shared};
   pthread_mutex_lock(&mem_lock);
-  void *ins = tsearch(b, &tree, cmp);
-  bool dup = ins && *(struct blk **)ins != b;
+  struct acl__blk key = {.start = (uintptr_t)p, .size = size ? size : 1};
+  bool clash = tfind(&key, &tree, cmp) != NULL;
+  void *ins = clash ? NULL : tsearch(b, &tree, cmp);
   pthread_mutex_unlock(&mem_lock);
-  if (!ins || dup) {
+  if (!ins) {
     free(b);
-    return -1;
+    return clash ? 1 : -1;
   }
   return 0;
 }
 
-int acl__mem_register_imported(void *p, size_t size) {
-  return add_blk((uintptr_t)p, size, KIND_IMPORTED, true);
-}
-
-void acl__mem_unregister_imported(void *p) {
-  struct blk key = {(uintptr_t)p, 1, 0, false};
+int acl__mem_untrack(const void *p, unsigned kind, struct acl__blk *out) {
+  struct acl__blk key = {.start = (uintptr_t)p, .size = 1};
   pthread_mutex_lock(&mem_lock);
-  struct blk **hit = tfind(&key, &tree, cmp);
-  struct blk *b = hit && (*hit)->kind == KIND_IMPORTED &&
-                          (*hit)->start == (uintptr_t)p
-                      ? *hit
-                      : NULL;
-  if (b)
+  struct acl__blk **hit = tfind(&key, &tree, cmp);
+  struct acl__blk *b = hit ? *hit : NULL;
+  bool ok = b && b->start == (uintptr_t)p && b->kind == kind;
+  if (ok)
     tdelete(&key, &tree, cmp);
   pthread_mutex_unlock(&mem_lock);
+  if (!ok)
+    return -1;
+  if (out)
+    *out = *b;
   free(b);
+  return 0;
 }
 
-static aclError alloc(const char *fn, void **ptr, size_t size, int kind) {
+/* pad: aclrtMalloc's 32 extra bytes (aclrtMallocAlign32 has none). */
+aclError acl__mem_alloc(const char *fn, void **ptr, size_t size,
+                        unsigned kind, bool pad) {
+  return acl__mem_alloc_on(fn, ptr, size, kind, pad, ACL__DEVICE_CURRENT);
+}
+
+aclError acl__mem_alloc_on(const char *fn, void **ptr, size_t size,
+                           unsigned kind, bool pad, int device) {
+  bool host = kind == ACL__MEM_HOST;
+  if (device == ACL__DEVICE_CURRENT)
+    device = host ? -1 : alloc_device();
   if (!ptr)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "pointer is NULL");
   if (size == 0)
@@ -121,31 +129,32 @@ static aclError alloc(const char *fn, void **ptr, size_t size, int kind) {
   if (size > SIZE_MAX / 2)
     return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn,
                           "size %zu is too large", size);
-  /* The doc: size rounded up to 32 plus 32, start 64-byte aligned. */
-  size_t real = ((size + 31) & ~(size_t)31) + 32;
+  /* The doc: size rounded up to 32 bytes plus 32, start 64-byte aligned. */
+  size_t real = ((size + 31) & ~(size_t)31) + (pad ? 32 : 0);
   real = (real + 63) & ~(size_t)63; /* aligned_alloc wants a multiple */
   void *p = NULL;
-  bool shared = kind == KIND_DEVICE && size >= 4096 &&
+  bool shared = kind == ACL__MEM_DEVICE && size >= 4096 &&
                 evrt_ipc_mem_alloc(real, &p) == EVRT_SUCCESS;
   if (!shared)
     p = aligned_alloc(64, real);
   if (!p)
     return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn,
                           "cannot allocate %zu bytes", size);
-  if (add_blk((uintptr_t)p, real, kind, shared)) {
+  if (acl__mem_track_shared(p, real, kind, device, shared)) {
     if (shared)
       evrt_ipc_mem_free(p);
     else
       free(p);
     return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
   }
+  evrt_check_alloc(p, real); /* EVRT_CHECK: a new block */
   *ptr = p;
   return ACL_SUCCESS;
 }
 
 /* Runs once every stream has passed what was enqueued before the free. */
 static void release_blk(void *arg) {
-  struct blk *b = arg;
+  struct acl__blk *b = arg;
   if (b->shared)
     evrt_ipc_mem_free((void *)b->start);
   else
@@ -153,23 +162,26 @@ static void release_blk(void *arg) {
   free(b);
 }
 
-static aclError release(const char *fn, void *p, int kind) {
+static aclError release(const char *fn, void *p, bool host) {
   if (!p)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "pointer is NULL");
-  struct blk key = {(uintptr_t)p, 1, 0, false};
-  pthread_mutex_lock(&mem_lock);
-  struct blk **hit = tfind(&key, &tree, cmp);
-  struct blk *b = hit ? *hit : NULL;
-  bool ok = b && b->start == (uintptr_t)p && b->kind == kind;
-  if (ok)
-    tdelete(&key, &tree, cmp);
-  pthread_mutex_unlock(&mem_lock);
-  if (!ok)
-    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
-                          "%p was not returned by %s (or was freed already)",
-                          p, kind == KIND_HOST ? "aclrtMallocHost" : "aclrtMalloc");
-  /* Invalid for the layer from now on; released when the tasks enqueued
-   * before this call can no longer touch it (top of file). */
+  struct acl__blk *b = malloc(sizeof *b);
+  if (!b)
+    return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
+  if (acl__mem_untrack(p, host ? ACL__MEM_HOST : ACL__MEM_DEVICE, b)) {
+    /* aclrtFree also frees aclrtMemAllocManaged memory */
+    if (host || acl__mem_untrack(p, ACL__MEM_MANAGED, b)) {
+      free(b);
+      return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+                            "%p was not returned by %s (or was freed already)",
+                            p, host ? "aclrtMallocHost" : "aclrtMalloc");
+    }
+    acl__managed_forget(p);
+  }
+  /* Freed for the program (and EVRT_CHECK) now; the memory itself when
+   * the tasks enqueued before this call can no longer touch it (top of
+   * file). */
+  evrt_check_free(p, b->size, NULL);
   if (evrt_device_launch_host_func(EVRT_DEVICE_ALL, release_blk, b) !=
       EVRT_SUCCESS)
     release_blk(b); /* no memory to defer: release now (as CANN does) */
@@ -186,19 +198,17 @@ aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy) {
   if (base > ACL_MEM_MALLOC_HUGE1G_ONLY_P2P || (mods & ~allowed))
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "unknown policy 0x%x",
                           (unsigned)policy);
-  return alloc(fn, devPtr, size, KIND_DEVICE);
+  return acl__mem_alloc(fn, devPtr, size, ACL__MEM_DEVICE, true);
 }
 
 aclError aclrtMallocHost(void **hostPtr, size_t size) {
-  return alloc("aclrtMallocHost", hostPtr, size, KIND_HOST);
+  return acl__mem_alloc("aclrtMallocHost", hostPtr, size, ACL__MEM_HOST, true);
 }
 
-aclError aclrtFree(void *devPtr) {
-  return release("aclrtFree", devPtr, KIND_DEVICE);
-}
+aclError aclrtFree(void *devPtr) { return release("aclrtFree", devPtr, false); }
 
 aclError aclrtFreeHost(void *hostPtr) {
-  return release("aclrtFreeHost", hostPtr, KIND_HOST);
+  return release("aclrtFreeHost", hostPtr, true);
 }
 
 static aclError copy_checks(const char *fn, void *dst, size_t destMax,
@@ -212,10 +222,10 @@ static aclError copy_checks(const char *fn, void *dst, size_t destMax,
                           destMax);
   if (kind < ACL_MEMCPY_HOST_TO_HOST || kind > ACL_MEMCPY_INTER_DEVICE_TO_DEVICE)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "unknown kind %d", kind);
-  /* The device side(s) the kind names must be device memory the layer
-   * handed out (aclrtMalloc, or imported from another process), for the
-   * whole count: a stray pointer is ACL's invalid parameter, not a crash
-   * (issue 13 item 2).  Host pointers cannot be checked. */
+  /* The device side(s) the kind names must be memory the layer knows as
+   * device memory (any block but aclrtMallocHost's), for the whole count:
+   * a stray pointer is ACL's invalid parameter, not a crash (issue 13 item
+   * 2).  Host pointers cannot be checked. */
   bool dev_dst = kind == ACL_MEMCPY_HOST_TO_DEVICE ||
                  kind == ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE ||
                  kind == ACL_MEMCPY_DEVICE_TO_DEVICE ||
@@ -225,13 +235,13 @@ static aclError copy_checks(const char *fn, void *dst, size_t destMax,
                  kind == ACL_MEMCPY_DEVICE_TO_DEVICE ||
                  kind == ACL_MEMCPY_INNER_DEVICE_TO_DEVICE ||
                  kind == ACL_MEMCPY_INTER_DEVICE_TO_DEVICE;
-  struct blk b;
-  if (dev_dst && !(find(dst, count, &b) && b.kind != KIND_HOST))
+  struct acl__blk b;
+  if (dev_dst && !(find(dst, count, &b) && b.kind != ACL__MEM_HOST))
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
                      "dst %p (%zu bytes) is not device memory from "
                      "aclrtMalloc (kind %d names a device destination)",
                      dst, count, kind);
-  if (dev_src && !(find(src, count, &b) && b.kind != KIND_HOST))
+  if (dev_src && !(find(src, count, &b) && b.kind != ACL__MEM_HOST))
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
                      "src %p (%zu bytes) is not device memory from "
                      "aclrtMalloc (kind %d names a device source)",
@@ -239,14 +249,14 @@ static aclError copy_checks(const char *fn, void *dst, size_t destMax,
   return ACL_SUCCESS;
 }
 
-/* aclrtMemset's pointer: memory the layer handed out, for count bytes. */
+/* aclrtMemset's pointer: memory the layer knows, for count bytes. */
 static aclError set_checks(const char *fn, void *p, size_t max, size_t count) {
   if (!p)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "devPtr is NULL");
   if (count > max)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
                      "count %zu is larger than maxCount %zu", count, max);
-  struct blk b;
+  struct acl__blk b;
   if (!find(p, count, &b))
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
                      "devPtr %p (%zu bytes) is not memory from aclrtMalloc "
@@ -260,6 +270,8 @@ aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
   aclError r = copy_checks("aclrtMemcpy", dst, destMax, src, count, (int)kind);
   if (r)
     return r;
+  evrt_check_access(src, count, EVRT_CHECK_READ); /* EVRT_CHECK */
+  evrt_check_access(dst, count, EVRT_CHECK_WRITE);
   /* At once, with no implicit synchronization (CANN's doc): work queued
    * on the blocks still runs after (docs/acl.md). */
   if (count) {
@@ -285,7 +297,7 @@ aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
     return r;
   /* The host side of the copy: plain (not ACL-allocated) host memory makes
    * the call return only after the copy completes. */
-  struct blk b;
+  struct acl__blk b;
   bool sync = false;
   if (kind == ACL_MEMCPY_HOST_TO_DEVICE || kind == ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE)
     sync = !find(src, count, &b);
@@ -305,6 +317,7 @@ aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value,
   aclError r = set_checks(fn, devPtr, maxCount, count);
   if (r)
     return r;
+  evrt_check_access(devPtr, count, EVRT_CHECK_WRITE); /* EVRT_CHECK */
   memset(devPtr, value, count);
   evrt_value_notify(devPtr, count); /* aclrtValueWait on these bytes */
   return ACL_SUCCESS;
@@ -321,4 +334,16 @@ aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value,
   if (r)
     return r;
   return acl__st(evrt_memset_async(h, devPtr, value, count), fn);
+}
+
+/* ------------------------------------------------- acl_base.h variants */
+
+/* As aclrtMalloc without the 32 extra bytes: the size is only rounded up to
+ * a multiple of 32 (A2/A3 rule of the doc).  A policy outside the enum is
+ * not an error (the doc: it picks huge or normal pages by size). */
+aclError aclrtMallocAlign32(void **devPtr, size_t size,
+                            aclrtMemMallocPolicy policy) {
+  (void)policy;
+  return acl__mem_alloc("aclrtMallocAlign32", devPtr, size, ACL__MEM_DEVICE,
+                        false);
 }

@@ -12,11 +12,11 @@
 #include "acl_internal.h"
 
 static aclError check(const char *fn, void *addr) {
-  struct acl__mem_blk b;
+  struct acl__blk b;
   if (!addr || ((uintptr_t)addr & 7u))
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "devAddr %p is %s", addr,
                      addr ? "not 8-byte aligned" : "NULL");
-  if (!acl__mem_find(addr, sizeof(uint64_t), &b) || !b.device)
+  if (!acl__mem_find(addr, sizeof(uint64_t), &b) || b.kind == ACL__MEM_HOST)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
                      "devAddr %p is not device memory from aclrtMalloc",
                      addr);

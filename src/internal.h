@@ -400,6 +400,7 @@ struct evrt__item {
       uint32_t flags;          /* EVRT_VALUE_WAIT_* (waits), 0 (writes) */
       struct evrt__item *vnext; /* link in its bucket while parked */
       uint64_t poll_ns;         /* EVRT_VALUE_WAIT_POLL: next poll period */
+      uint64_t end;             /* timeout (ns, CLOCK_MONOTONIC), 0 none */
     } val;
   } u;
   struct evrt__item *next;            /* recycle lists */

@@ -58,6 +58,7 @@ static atomic_uint *state_word(void) {
  * INITIALIZING. */
 static evrt_status_t initialize(void) {
   if (!atexit_installed) {
+    evrt__check_init(); /* its exit handler runs after the trace's */
     atexit(at_exit);
     atexit_installed = true;
   }

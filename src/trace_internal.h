@@ -14,7 +14,8 @@ enum {
   EVRT__TE_RECORD,
   EVRT__TE_BIND,
   EVRT__TE_RESUME,
-  EVRT__TE_HOST_WAIT
+  EVRT__TE_HOST_WAIT,
+  EVRT__TE_MARK /* EVRT_CHECK: an operation of a finding */
 };
 #define EVRT__TRACE_LABEL_MAX 28
 

@@ -360,7 +360,7 @@ static void put_slice(struct writer *w, size_t pos) {
               (unsigned long long)((e->t1 - t0) % 1000));
   put_str(f, e->label[0] ? e->label : kind);
   sink_printf(f, ",\"cat\":\"%s\",\"args\":{\"kind\":\"%s\"", kind, kind);
-  if (e->kind >= EVRT__ITEM_RECORD)
+  if (EVRT__ITEM_IS_EVENT(e->kind))
     sink_printf(f, ",\"event\":%llu,\"gen\":%llu", (unsigned long long)e->event,
                 (unsigned long long)e->gen);
   if (e->synthetic)
@@ -460,6 +460,24 @@ static bool put_events(struct writer *w) {
                 (unsigned long long)e->stream);
   }
   put_flows(w);
+  /* Marks (EVRT_CHECK's findings): instants on the stream's track, or on
+   * the host thread's for host code. */
+  for (size_t i = 0; i < w->n; i++) {
+    const struct evrt__trace_entry *e = &w->all[i];
+    if (e->type != EVRT__TE_MARK)
+      continue;
+    if (e->device >= 0)
+      sink_printf(f, ",\n{\"ph\":\"i\",\"s\":\"t\",\"pid\":%d,\"tid\":%llu",
+                  e->device + 1, (unsigned long long)e->stream);
+    else
+      sink_printf(f, ",\n{\"ph\":\"i\",\"s\":\"t\",\"pid\":%d,\"tid\":%llu",
+                  HOST_PID, (unsigned long long)(HOST_TID_BASE + e->gen));
+    put_ts(w, "ts", e->t0);
+    sink_printf(f, ",\"name\":");
+    put_str(f, e->label);
+    sink_printf(f, ",\"cat\":\"evrt-check\",\"args\":{\"work_item\":%llu}}",
+                (unsigned long long)e->event);
+  }
   sink_puts("\n]}\n", f);
   return true;
 }

@@ -41,8 +41,11 @@
 atomic_int evrt__trace_enabled;
 
 const char *evrt__item_kind_name(int kind) {
-  static const char *const names[] = {"host_func", "memcpy", "memset", "delay",
-                                      "record",    "wait",   "reset"};
+  static const char *const names[] = {
+      "host_func", "memcpy", "memset",     "delay",     "record",
+      "wait",      "reset",  "host_task", "value_wait", "value_write"};
+  _Static_assert(sizeof names / sizeof names[0] == EVRT__ITEM_KIND_COUNT,
+                 "a name for every item kind");
   return kind >= 0 && kind < EVRT__ITEM_KIND_COUNT ? names[kind] : "unknown";
 }
 /* ------------------------------------------------------------ entries */
@@ -280,6 +283,22 @@ void evrt__trace_host_wait(const char *what, uint64_t id, uint64_t t0,
   e->t0 = t0;
   e->t1 = t1 < t0 ? t0 : t1;
   put_label(e, what);
+  commit(b);
+}
+
+void evrt__trace_mark(int device, uint64_t stream_id, uint64_t thread,
+                      uint64_t seq, uint64_t t, const char *name) {
+  struct tbuf *b;
+  struct evrt__trace_entry *e = reserve(&b);
+  if (!e)
+    return;
+  e->type = EVRT__TE_MARK;
+  e->device = device;
+  e->stream = stream_id;
+  e->event = seq;
+  e->gen = thread;
+  e->t0 = e->t1 = t;
+  put_label(e, name);
   commit(b);
 }
 

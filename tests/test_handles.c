@@ -118,7 +118,7 @@ TEST(null_stream_is_the_current_devices_default) {
     ASSERT_OK(evrt_stream_wait_event_timeout(NULL, e, 1000000));
     ASSERT_OK(evrt_event_reset(e, NULL));
     ASSERT_OK(evrt_stream_synchronize(def));
-    evrt_event_info_t info;
+    evrt_event_info_t info = {.struct_size = sizeof info};
     ASSERT_OK(evrt_event_get_info(e, &info));
     ASSERT_EQ(info.device, d);
     ASSERT_OK(evrt_event_destroy(e));

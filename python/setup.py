@@ -141,7 +141,8 @@ class BuildWithLibevrt(build_ext):
                     "-pthread", "-lm", "-Wl,-soname," + ACL_SONAME,
                     "-Wl,--version-script=" + os.path.join(
                         ROOT, "src", "acl", "ascendcl.map"),
-                    "-Wl,--no-undefined", "-Wl,-rpath,$ORIGIN"])
+                    "-Wl,--no-undefined", "-Wl,-rpath,$ORIGIN",
+                    "-lm"])  # the ACL layer's fp16 and random-number code
             ext.extra_objects.append(acl_lib)
         ext.extra_link_args.append("-Wl,-rpath,$ORIGIN")
 

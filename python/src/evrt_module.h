@@ -226,6 +226,12 @@ int evrtpy_raise_launch_errors(int device, int by_stream, uint64_t stream_id);
 extern PyMethodDef evrtpy_launch_methods[];
 int evrtpy_launch_init(PyObject *module);
 
+/* -------------------------------------------------------------- check.c */
+extern PyMethodDef evrtpy_check_methods[]; /* evrt.check_* (docs/check.md) */
+/* With the checker on, name the calling Python line as the site of the next
+ * evrt call (undo with evrt_check_site(NULL)). */
+void evrtpy_check_site(void);
+
 /* ------------------------------------------------------------- errors.c */
 int evrtpy_errors_init(PyObject *module);
 

@@ -65,7 +65,7 @@ static int peer_main(int argc, char **argv) {
     int n = atoi(argv[4]);
     for (int i = 0; i < n; i++) {
       evrt_status_t st = evrt_event_record(e, s);
-      evrt_event_info_t info;
+      evrt_event_info_t info = {.struct_size = sizeof info};
       if (st || evrt_event_get_info(e, &info)) {
         printf("error record %s %s\n", evrt_err_name(st),
                evrt_last_error_message());
@@ -147,7 +147,7 @@ TEST(claimer_killed_between_claim_and_fill_stops_nobody) {
             EVRT_ERROR_PEER_LOST);
   ASSERT_OK(evrt_stream_delay(s, 50 * MS));
   ASSERT_OK(evrt_event_record(e, s));
-  evrt_event_info_t info;
+  evrt_event_info_t info = {.struct_size = sizeof info};
   ASSERT_OK(evrt_event_get_info(e, &info));
   ASSERT_EQ(info.record_count, 2);
   ASSERT_ST(evrt_event_query(e), EVRT_NOT_READY);
@@ -195,7 +195,7 @@ TEST(claimer_stopped_mid_claim_waiters_sleep_and_time_out) {
   /* this process records past the stopped claim, and completes */
   ASSERT_OK(evrt_stream_delay(s, 20 * MS));
   ASSERT_OK(evrt_event_record(e, s));
-  evrt_event_info_t info;
+  evrt_event_info_t info = {.struct_size = sizeof info};
   ASSERT_OK(evrt_event_get_info(e, &info));
   ASSERT_EQ(info.record_count, 2);
   ASSERT_OK(evrt_event_synchronize_timeout(e, 20000 * MS));
@@ -282,7 +282,7 @@ TEST(concurrent_records_from_processes_get_distinct_generations) {
   memset(seen, 0, sizeof seen);
   int bad = 0;
   for (int i = 0; i < EACH; i++) {
-    evrt_event_info_t info;
+    evrt_event_info_t info = {.struct_size = sizeof info};
     ASSERT_OK(evrt_event_record(e, s));
     ASSERT_OK(evrt_event_get_info(e, &info));
     if (info.record_count < 1 || info.record_count > TOTAL ||

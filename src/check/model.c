@@ -347,11 +347,11 @@ static struct evrt__cgen *gen_find(uint64_t ev_id, uint64_t rec_no) {
   return g;
 }
 
-void evrt__check_record(struct evrt__event *e, struct evrt__stream *s,
+void evrt__check_record(uint64_t ev_id, struct evrt__stream *s,
                         uint64_t rec_no, uint64_t target) {
   struct evrt__cstream *cs = s->check;
   struct ctls *t = ctls();
-  struct cevent *ce = cevent_of(e->id, true);
+  struct cevent *ce = cevent_of(ev_id, true);
   struct evrt__cgen *g = calloc(1, sizeof *g);
   if (!cs || !t || !ce || !g) {
     free(g);
@@ -359,7 +359,7 @@ void evrt__check_record(struct evrt__event *e, struct evrt__stream *s,
     return;
   }
   atomic_init(&g->ref, 1); /* the ring's */
-  g->ev_id = e->id;
+  g->ev_id = ev_id;
   g->rec_no = rec_no;
   g->cs = cs;
   g->target = target;
@@ -377,13 +377,13 @@ void evrt__check_record(struct evrt__event *e, struct evrt__stream *s,
   }
   evrt__spin_unlock(&cs->lock);
   evrt__spin_lock(&ce->lock);
-  if (ce->ev_id != e->id) {
+  if (ce->ev_id != ev_id) {
     /* a new incarnation of the slot: the old one's generations go */
     for (int i = 0; i < CGEN_RING; i++) {
       evrt__cgen_unref(ce->ring[i]);
       ce->ring[i] = NULL;
     }
-    ce->ev_id = e->id;
+    ce->ev_id = ev_id;
   }
   struct evrt__cgen *old = ce->ring[rec_no % CGEN_RING];
   ce->ring[rec_no % CGEN_RING] = g;

@@ -34,6 +34,7 @@ evrt_status_t evrt__stream_new(int device, int priority, bool is_default,
   s->head = s->tail = &s->stub;
   s->pfree = NULL;
   atomic_store_explicit(&s->returned, NULL, memory_order_relaxed);
+  atomic_store_explicit(&s->capture, NULL, memory_order_relaxed);
   unsigned w = atomic_load_explicit(&s->state, memory_order_relaxed);
   atomic_store_explicit(&s->state, ((EVRT__INC(w) + 1) << 4) | EVRT__S_IDLE,
                         memory_order_relaxed);
@@ -170,6 +171,11 @@ uint64_t evrt__stream_push(struct evrt__stream *s, struct evrt__item *it) {
  * functions). */
 static evrt_status_t enqueue(struct evrt__stream *s, const struct evrt__item *tmpl,
                              const char *label) {
+  evrt_status_t st;
+  /* A capturing stream takes a graph node instead (src/capture.c). */
+  if (EVRT_UNLIKELY(evrt__stream_capturing(s)) &&
+      evrt__capture_item(s, tmpl, label, &st))
+    return st;
   evrt__spin_lock(&s->plock);
   struct evrt__item *it = pop_free_locked(s);
   if (EVRT_UNLIKELY(!it)) {
@@ -242,6 +248,9 @@ evrt_status_t evrt_stream_destroy(evrt_stream_t h) {
     return evrt__fail(EVRT_ERROR_NOT_PERMITTED,
                       "the default stream of device %d cannot be destroyed",
                       s->device);
+  if (EVRT_UNLIKELY(evrt__stream_capturing(s)) &&
+      evrt__capture_destroy_stream(s, &st))
+    return st;
   evrt__spin_lock(&s->plock);
   /* Check the generation again under the lock: two racing destroys of the
    * same handle must not both succeed. */
@@ -280,6 +289,8 @@ evrt_status_t evrt_stream_query(evrt_stream_t h) {
   evrt_status_t st = get_stream(h, &s);
   if (st)
     return st;
+  if (EVRT_UNLIKELY(evrt__stream_capturing(s)))
+    return evrt__capture_stream_misuse(s, "queried");
   uint64_t enq = atomic_load_explicit(&s->enq_seq, memory_order_acquire);
   return evrt__done(s) >= enq ? EVRT_SUCCESS : EVRT_NOT_READY;
 }
@@ -307,6 +318,8 @@ evrt_status_t evrt_stream_synchronize_timeout(evrt_stream_t h,
   struct evrt__stream *s = NULL;
   evrt_status_t st = get_stream(h, &s);
   if (st)
+    return st;
+  if (EVRT_UNLIKELY(evrt__any_capture()) && evrt__capture_sync_stream(s, &st))
     return st;
   uint64_t enq = atomic_load_explicit(&s->enq_seq, memory_order_acquire);
   if (evrt__done(s) >= enq)

@@ -18,6 +18,9 @@ enum evrt__item_kind {
   EVRT__ITEM_MEMCPY,
   EVRT__ITEM_MEMSET,
   EVRT__ITEM_DELAY,
+  EVRT__ITEM_GRAPH,     /* a graph launch: expands into its lanes */
+  EVRT__ITEM_GRAPH_SEG, /* a run of a graph's nodes on one lane */
+  /* the kinds from here on name an event generation */
   EVRT__ITEM_RECORD,
   EVRT__ITEM_WAIT,
   EVRT__ITEM_RESET,

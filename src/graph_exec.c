@@ -249,8 +249,8 @@ static evrt_status_t make_streams(struct evrt__gexec *x,
       return st;
     ln->e0 = atomic_load_explicit(&ln->s->enq_seq, memory_order_relaxed);
     char name[64];
-    snprintf(name, sizeof name, "graph %llu exec %llu lane %u",
-             (unsigned long long)g->id, (unsigned long long)x->id, l);
+    snprintf(name, sizeof name, "graph %llu lane %u",
+             (unsigned long long)x->id, l);
     evrt_stream_set_name(evrt__stream_handle(ln->s), name);
   }
   return EVRT_SUCCESS;

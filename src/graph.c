@@ -218,7 +218,7 @@ evrt_status_t evrt_graph_destroy(evrt_graph_t h) {
 }
 
 evrt_status_t evrt_graph_node_count(evrt_graph_t h, size_t *count) {
-  struct evrt__graph *g;
+  struct evrt__graph *g = NULL;
   evrt_status_t st = evrt__graph_get(h, &g);
   if (st)
     return st;
@@ -332,7 +332,7 @@ static bool write_dot(FILE *f, const struct evrt__graph *g) {
 }
 
 evrt_status_t evrt_graph_debug_dot_print(evrt_graph_t h, const char *path) {
-  struct evrt__graph *g;
+  struct evrt__graph *g = NULL;
   evrt_status_t st = evrt__graph_get(h, &g);
   if (st)
     return st;

@@ -65,8 +65,13 @@ struct glane {
   uint32_t nops, capops;
   uint32_t *nodes; /* the nodes SEGs run, in lane order (positions) */
   uint32_t nnodes, capnodes;
-  uint32_t open;    /* instantiation: the SEG still growing, or NONE */
+  struct evrt__item **buf; /* a launch's items for this lane (nops) */
+  uint32_t open;           /* instantiation: the SEG still growing, or NONE */
   uint32_t skip_to; /* the launch in flight: a switch's target, or NONE */
+  /* instantiation: each op's vector clock (nlanes entries: how many ops of
+   * every lane it follows), when nlanes <= CLOCK_LANES */
+  uint32_t *clk;
+  uint32_t capclk;
 };
 
 struct gbind {              /* an event node's binding for one launch */
@@ -102,6 +107,8 @@ static void exec_free(struct evrt__gexec *x) {
       evrt_stream_destroy(evrt__stream_handle(ln->s));
     evrt__free(ln->ops);
     evrt__free(ln->nodes);
+    evrt__free(ln->buf);
+    evrt__free(ln->clk);
   }
   evrt__free(x->lanes);
   evrt__free(x->nodes);
@@ -129,28 +136,74 @@ void evrt__gexec_unref(struct evrt__gexec *x) {
 
 /* ------------------------------------------------------- instantiation */
 
-static uint32_t add_op(struct glane *ln, uint8_t kind, uint32_t a, uint32_t b) {
-  if (!evrt__grow((void **)&ln->ops, &ln->capops, ln->nops + 1,
-                  sizeof *ln->ops))
+/* Instantiation state of the lane programs: cur[i * L + j] is how many ops
+ * of lane j the end of lane i follows (its vector clock). */
+#define CLOCK_LANES 64
+struct build {
+  struct evrt__gexec *x;
+  uint32_t L;
+  uint32_t *cur;    /* L x L */
+  uint32_t *dep_op; /* per lane, scratch: a node's latest dependency */
+  bool clocks;      /* per-op clocks kept (L <= CLOCK_LANES) */
+};
+
+static uint32_t add_op(struct build *b, uint32_t l, uint8_t kind, uint32_t a,
+                       uint32_t c) {
+  struct glane *ln = &b->x->lanes[l];
+  uint32_t L = b->L, k = ln->nops;
+  if (!evrt__grow((void **)&ln->ops, &ln->capops, k + 1, sizeof *ln->ops))
     return NONE;
-  ln->ops[ln->nops] = (struct gop){kind, a, b};
-  return ln->nops++;
+  b->cur[(size_t)l * L + l] = k + 1;
+  if (b->clocks) {
+    uint32_t cap = ln->capclk / L;
+    if (!evrt__grow((void **)&ln->clk, &cap, k + 1, L * sizeof *ln->clk))
+      return NONE;
+    ln->capclk = cap * L;
+    memcpy(ln->clk + (size_t)k * L, b->cur + (size_t)l * L,
+           L * sizeof *ln->clk);
+  }
+  ln->ops[k] = (struct gop){kind, a, c};
+  ln->nops++;
+  return k;
 }
 
 /* Close lane ln's growing SEG: no node joins it any more. */
 static inline void seal(struct glane *ln) { ln->open = NONE; }
 
-/* Build the lane programs from g (see the top of the file).  dep_op: per
- * lane, scratch; waited: nlanes x nlanes, zeroed: ops of lane j that lane i
- * has waited on so far, + 1. */
-static bool build_lanes(struct evrt__gexec *x, const struct evrt__graph *g,
-                        uint32_t *dep_op, uint32_t *waited) {
-  uint32_t L = x->nlanes;
+/* Does op k of lane j follow op k2 of lane j2 (so that waiting on the
+ * first makes a wait on the second redundant)? */
+static bool implies(const struct build *b, uint32_t j, uint32_t k, uint32_t j2,
+                    uint32_t k2) {
+  return b->clocks && b->x->lanes[j].clk[(size_t)k * b->L + j2] > k2;
+}
+
+/* Lane me waits on op k of lane j: a WAIT op, and what it implies. */
+static bool wait_on(struct build *b, uint32_t me, uint32_t j, uint32_t k) {
+  uint32_t L = b->L, *cur = b->cur + (size_t)me * L;
+  seal(&b->x->lanes[me]);
+  if (b->clocks) {
+    const uint32_t *c = b->x->lanes[j].clk + (size_t)k * L;
+    for (uint32_t t = 0; t < L; t++)
+      if (c[t] > cur[t])
+        cur[t] = c[t];
+  }
+  if (cur[j] < k + 1)
+    cur[j] = k + 1;
+  return add_op(b, me, OP_WAIT, j, k) != NONE;
+}
+
+/* Build the lane programs from g (see the top of the file).  A dependency
+ * on another lane becomes a WAIT unless the lane follows it already, or
+ * another of the node's dependencies does (vector clocks): a fork/join
+ * round waits once per branch, not once per pair of branches. */
+static bool build_lanes(struct build *b, const struct evrt__graph *g) {
+  struct evrt__gexec *x = b->x;
+  uint32_t L = b->L;
   for (uint32_t i = 0; i < g->n; i++) {
     const struct evrt__gnode *n = &g->nodes[i];
     uint32_t me = n->lane;
     struct glane *ln = &x->lanes[me];
-    /* Dependencies on other lanes: the latest operation of each lane. */
+    uint32_t *dep_op = b->dep_op;
     for (uint32_t j = 0; j < L; j++)
       dep_op[j] = NONE;
     for (uint32_t d = 0; d < n->ndeps; d++) {
@@ -161,29 +214,33 @@ static bool build_lanes(struct evrt__gexec *x, const struct evrt__graph *g,
       uint32_t op = x->node_op[k];
       if (dep_op[j] == NONE || op > dep_op[j])
         dep_op[j] = op;
-      /* nothing may join the operation another lane waits on */
-      if (x->lanes[j].open == op)
-        seal(&x->lanes[j]);
     }
     for (uint32_t j = 0; j < L; j++) {
-      if (dep_op[j] == NONE || waited[me * L + j] > dep_op[j])
-        continue;
-      seal(ln);
-      if (add_op(ln, OP_WAIT, j, dep_op[j]) == NONE)
+      if (dep_op[j] == NONE || b->cur[(size_t)me * L + j] > dep_op[j])
+        continue; /* followed already */
+      bool covered = false;
+      for (uint32_t j2 = 0; j2 < L && !covered; j2++)
+        covered = j2 != j && dep_op[j2] != NONE &&
+                  implies(b, j2, dep_op[j2], j, dep_op[j]);
+      if (covered)
+        continue; /* another dependency's wait covers it */
+      /* nothing may join the operation another lane waits on */
+      if (x->lanes[j].open == dep_op[j])
+        seal(&x->lanes[j]);
+      if (!wait_on(b, me, j, dep_op[j]))
         return false;
-      waited[me * L + j] = dep_op[j] + 1;
     }
     uint32_t op;
     if (n->kind == EVRT__ITEM_DELAY || n->kind == EVRT__ITEM_WAIT) {
       seal(ln);
-      op =
-          add_op(ln, n->kind == EVRT__ITEM_DELAY ? OP_DELAY : OP_EXTWAIT, i, 0);
+      op = add_op(b, me, n->kind == EVRT__ITEM_DELAY ? OP_DELAY : OP_EXTWAIT, i,
+                  0);
       if (op == NONE)
         return false;
       x->node_pos[i] = NONE;
     } else {
       if (ln->open == NONE &&
-          (ln->open = add_op(ln, OP_SEG, ln->nnodes, 0)) == NONE)
+          (ln->open = add_op(b, me, OP_SEG, ln->nnodes, 0)) == NONE)
         return false;
       op = ln->open;
       if (!evrt__grow((void **)&ln->nodes, &ln->capnodes, ln->nnodes + 1,
@@ -204,12 +261,13 @@ static bool build_lanes(struct evrt__gexec *x, const struct evrt__graph *g,
   seal(fl);
   for (uint32_t j = 0; j < L; j++) {
     struct glane *o = &x->lanes[j];
-    if (j == x->final || o->nops == 0 || waited[x->final * L + j] >= o->nops)
+    if (j == x->final || o->nops == 0 ||
+        b->cur[(size_t)x->final * L + j] >= o->nops)
       continue;
-    if (add_op(fl, OP_WAIT, j, o->nops - 1) == NONE)
+    if (!wait_on(b, x->final, j, o->nops - 1))
       return false;
   }
-  return add_op(fl, OP_END, 0, 0) != NONE;
+  return add_op(b, x->final, OP_END, 0, 0) != NONE;
 }
 
 /* Each switch's labels: the first such label after it on its lane. */
@@ -244,13 +302,16 @@ static evrt_status_t make_streams(struct evrt__gexec *x,
     struct glane *ln = &x->lanes[l];
     if (ln->nops == 0)
       continue;
+    if (!(ln->buf = evrt__malloc(ln->nops * sizeof *ln->buf)))
+      return evrt__fail(EVRT_ERROR_OUT_OF_MEMORY, "cannot instantiate the "
+                                                  "graph");
     evrt_status_t st = evrt__stream_new(g->lane_device[l], 0, false, &ln->s);
     if (st)
       return st;
     ln->e0 = atomic_load_explicit(&ln->s->enq_seq, memory_order_relaxed);
     char name[64];
-    snprintf(name, sizeof name, "graph %llu lane %u",
-             (unsigned long long)x->id, l);
+    snprintf(name, sizeof name, "graph %llu lane %u", (unsigned long long)x->id,
+             l);
     evrt_stream_set_name(evrt__stream_handle(ln->s), name);
   }
   return EVRT_SUCCESS;
@@ -269,12 +330,12 @@ static evrt_status_t instantiate(struct evrt__gexec *x,
   x->bind_of = evrt__malloc((n ? n : 1) * sizeof(uint32_t));
   x->bind_node = evrt__malloc((n ? n : 1) * sizeof(uint32_t));
   x->lanes = evrt__calloc(L ? L : 1, sizeof *x->lanes);
-  uint32_t *dep_op = evrt__malloc((L ? L : 1) * sizeof *dep_op);
-  uint32_t *waited =
-      evrt__calloc((size_t)(L ? L : 1) * (L ? L : 1), sizeof *waited);
+  struct build b = {.x = x, .L = L, .clocks = L <= CLOCK_LANES};
+  b.dep_op = evrt__malloc((L ? L : 1) * sizeof *b.dep_op);
+  b.cur = evrt__calloc((size_t)(L ? L : 1) * (L ? L : 1), sizeof *b.cur);
   evrt_status_t st = EVRT_SUCCESS;
   if (!x->nodes || !x->labels || !x->sw_target || !x->node_op || !x->node_pos ||
-      !x->bind_of || !x->bind_node || !x->lanes || !dep_op || !waited)
+      !x->bind_of || !x->bind_node || !x->lanes || !b.dep_op || !b.cur)
     st = evrt__fail(EVRT_ERROR_OUT_OF_MEMORY, "cannot instantiate the graph");
   if (st == EVRT_SUCCESS && n) {
     memcpy(x->nodes, g->nodes, n * sizeof *x->nodes);
@@ -291,13 +352,17 @@ static evrt_status_t instantiate(struct evrt__gexec *x,
         x->bind_node[x->nbinds++] = i;
       }
     }
-    if (!build_lanes(x, g, dep_op, waited))
+    if (!build_lanes(&b, g))
       st = evrt__fail(EVRT_ERROR_OUT_OF_MEMORY, "cannot instantiate the graph");
     else if ((st = resolve_switches(x)) == EVRT_SUCCESS)
       st = make_streams(x, g);
   }
-  evrt__free(dep_op);
-  evrt__free(waited);
+  evrt__free(b.dep_op);
+  evrt__free(b.cur);
+  for (uint32_t l = 0; l < L && x->lanes; l++) {
+    evrt__free(x->lanes[l].clk); /* instantiation only */
+    x->lanes[l].clk = NULL;
+  }
   return st;
 }
 
@@ -489,14 +554,13 @@ evrt_status_t evrt_graph_launch(evrt_graph_exec_t h, evrt_stream_t sh) {
 
 /* ------------------------------------------------------------ workers */
 
-/* An item for lane stream s.  Out of memory, the worker waits for memory
- * (as a delay does without timer memory): the launch was accepted, and
- * the lanes' seqs must come out as announced. */
-static struct evrt__item *lane_item(struct evrt__stream *s) {
-  struct evrt__item *it;
-  while (!(it = evrt__item_new(s)))
+/* Items for lane stream s.  Out of memory, the worker waits for memory (as
+ * a delay does without timer memory): the launch was accepted, and the
+ * lanes' seqs must come out as announced. */
+static void lane_items(struct evrt__stream *s, struct evrt__item **v,
+                       uint32_t n) {
+  for (uint32_t k = 0; (k += evrt__items_new(s, v + k, n - k)) < n;)
     evrt__sleep_ns(1000000);
-  return it;
 }
 
 bool evrt__graph_run_launch(struct evrt__stream *s, struct evrt__item *it) {
@@ -507,10 +571,13 @@ bool evrt__graph_run_launch(struct evrt__stream *s, struct evrt__item *it) {
   x->cur = it->u.graph.binds;
   for (uint32_t l = 0; l < x->nlanes; l++) {
     struct glane *ln = &x->lanes[l];
+    if (!ln->nops)
+      continue;
     ln->skip_to = NONE;
+    lane_items(ln->s, ln->buf, ln->nops);
     for (uint32_t k = 0; k < ln->nops; k++) {
       const struct gop *op = &ln->ops[k];
-      struct evrt__item *li = lane_item(ln->s);
+      struct evrt__item *li = ln->buf[k];
       switch (op->kind) {
       case OP_WAIT:
         fill_wait(li, x->lanes[op->a].s, op_seq(x, op->a, n, op->b), 0, 0);
@@ -537,13 +604,13 @@ bool evrt__graph_run_launch(struct evrt__stream *s, struct evrt__item *it) {
         li->u.graph.op = k;
         break;
       }
-      uint64_t seq = evrt__stream_push(ln->s, li);
-      (void)seq;
-#ifndef NDEBUG
-      if (seq != op_seq(x, l, n, k))
-        __builtin_trap(); /* the lanes' seqs are the launch protocol */
-#endif
     }
+    uint64_t seq = evrt__stream_push_chain(ln->s, ln->buf, ln->nops);
+    (void)seq;
+#ifndef NDEBUG
+    if (seq != op_seq(x, l, n, 0))
+      __builtin_trap(); /* the lanes' seqs are the launch protocol */
+#endif
   }
   return true;
 }
@@ -552,12 +619,13 @@ bool evrt__graph_run_launch(struct evrt__stream *s, struct evrt__item *it) {
 static void run_node(struct evrt__gexec *x, struct evrt__stream *s,
                      uint64_t seq, uint32_t i) {
   const struct evrt__gnode *nd = &x->nodes[i];
+  /* Only what evrt__exec_run_item reads of these kinds is filled: clearing
+   * the whole item (rep stos) was most of a node's cost. */
   struct evrt__item t;
-  memset(&t, 0, sizeof t);
   t.kind = nd->kind;
+  t.phase = 0;
   t.owner = s;
   t.seq = seq;
-  t.timer_idx = -1;
   switch (nd->kind) {
   case EVRT__ITEM_HOST_FUNC:
     t.u.host.fn = nd->u.host.fn;

@@ -506,6 +506,13 @@ void evrt__items_free(struct evrt__item *list);
 /* Append a filled item; assigns it->seq and schedules the stream.  Never
  * fails. */
 uint64_t evrt__stream_push(struct evrt__stream *s, struct evrt__item *it);
+/* Append n filled items in order, in one producer-lock round trip (a
+ * graph lane's items); returns the seq of the first. */
+uint64_t evrt__stream_push_chain(struct evrt__stream *s,
+                                 struct evrt__item **v, uint32_t n);
+/* Allocate up to n items for s (recycled first); returns how many. */
+uint32_t evrt__items_new(struct evrt__stream *s, struct evrt__item **v,
+                         uint32_t n);
 /* Free a drained, destroyed stream (called by the worker). */
 void evrt__stream_free(struct evrt__stream *s);
 /* Wait on the calling thread until s->done_seq >= target. */

@@ -167,6 +167,40 @@ uint64_t evrt__stream_push(struct evrt__stream *s, struct evrt__item *it) {
   return seq;
 }
 
+uint64_t evrt__stream_push_chain(struct evrt__stream *s,
+                                 struct evrt__item **v, uint32_t n) {
+  evrt__spin_lock(&s->plock);
+  uint64_t first = atomic_load_explicit(&s->enq_seq, memory_order_relaxed) + 1;
+  for (uint32_t i = 0; i < n; i++) {
+    v[i]->seq = first + i;
+    /* relaxed: published with the release store of the first link below */
+    atomic_store_explicit(&v[i]->qnext, i + 1 < n ? v[i + 1] : NULL,
+                          memory_order_relaxed);
+  }
+  /* release: the worker that reads the link sees the whole filled chain */
+  atomic_store_explicit(&s->tail->qnext, v[0], memory_order_release);
+  s->tail = v[n - 1];
+  /* seq_cst: the Dekker pair with the worker going idle (top of file) */
+  atomic_store_explicit(&s->enq_seq, first + n - 1, memory_order_seq_cst);
+  evrt__spin_unlock(&s->plock);
+  schedule(s);
+  return first;
+}
+
+uint32_t evrt__items_new(struct evrt__stream *s, struct evrt__item **v,
+                         uint32_t n) {
+  uint32_t k = 0;
+  evrt__spin_lock(&s->plock);
+  while (k < n && (v[k] = pop_free_locked(s)))
+    k++;
+  evrt__spin_unlock(&s->plock);
+  for (; k < n && (v[k] = evrt__malloc(sizeof *v[k])); k++)
+    ;
+  for (uint32_t i = 0; i < k; i++)
+    init_item(s, v[i]);
+  return k;
+}
+
 /* Allocate, fill and push in one plock round trip (the hot path of host
  * functions). */
 static evrt_status_t enqueue(struct evrt__stream *s, const struct evrt__item *tmpl,

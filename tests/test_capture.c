@@ -701,3 +701,98 @@ TEST(concurrent_capture_and_launch) {
   ASSERT_OK(evrt_graph_destroy(g));
   evrt_stream_destroy(s);
 }
+
+/* A random DAG over 4 streams (host functions, records, waits, forks and
+ * joins), captured and replayed: every node runs after everything it
+ * depends on.  The test keeps the dependencies itself, as the capture
+ * rules define them (a node depends on its stream's tail; a wait adds the
+ * event's tail), and checks the order each node ran in. */
+#define RN 400
+static atomic_int ticket;
+static int ran_at[RN];
+static void stamp(void *p) {
+  ran_at[(intptr_t)p] = atomic_fetch_add(&ticket, 1);
+}
+
+TEST(random_dags_replay_in_dependency_order) {
+  enum { S = 4, E = 6 };
+  static uint8_t dep[RN][RN]; /* dep[i][j]: node i depends on node j */
+  unsigned seed = 12345;
+  for (int round = 0; round < 5; round++) {
+    memset(dep, 0, sizeof dep);
+    evrt_stream_t s[S];
+    evrt_event_t e[E];
+    for (int k = 0; k < S; k++)
+      s[k] = mk();
+    for (int k = 0; k < E; k++)
+      e[k] = ev(0);
+    /* tails as bitsets over nodes; in[k]: stream k joined the capture */
+    static uint8_t tail[S][RN], etail[E][RN];
+    memset(tail, 0, sizeof tail);
+    memset(etail, 0, sizeof etail);
+    int ein[E] = {0}, in[S] = {1, 0, 0, 0}, n = 0;
+    ASSERT_OK(evrt_stream_begin_capture(s[0], EVRT_CAPTURE_MODE_RELAXED));
+    while (n < RN - S) {
+      seed = seed * 1103515245u + 12345u;
+      int r = (int)(seed >> 16) % 10, k = (int)(seed >> 8) % S,
+          x = (int)(seed >> 4) % E;
+      if (!in[k])
+        continue;
+      if (r < 6) { /* a node */
+        ASSERT_OK(evrt_launch_host_func(s[k], stamp, (void *)(intptr_t)n));
+        for (int j = 0; j < n; j++)
+          dep[n][j] = tail[k][j];
+        memset(tail[k], 0, RN);
+        tail[k][n++] = 1;
+      } else if (r < 8) { /* record on k */
+        ASSERT_OK(evrt_event_record(e[x], s[k]));
+        memcpy(etail[x], tail[k], RN);
+        ein[x] = 1;
+      } else if (ein[x]) { /* some stream waits on x (may fork it in) */
+        int w = (int)(seed >> 20) % S;
+        ASSERT_OK(evrt_stream_wait_event(s[w], e[x]));
+        for (int j = 0; j < RN; j++)
+          tail[w][j] |= etail[x][j];
+        in[w] = 1;
+      }
+    }
+    /* join every stream back, then one last node on the origin */
+    for (int k = 1; k < S; k++)
+      if (in[k]) {
+        ASSERT_OK(evrt_event_record(e[0], s[k]));
+        ASSERT_OK(evrt_stream_wait_event(s[0], e[0]));
+        for (int j = 0; j < RN; j++)
+          tail[0][j] |= tail[k][j];
+      }
+    ASSERT_OK(evrt_launch_host_func(s[0], stamp, (void *)(intptr_t)n));
+    for (int j = 0; j < n; j++)
+      dep[n][j] = tail[0][j];
+    n++;
+    evrt_graph_t g;
+    ASSERT_OK(evrt_stream_end_capture(s[0], &g));
+    size_t cnt;
+    ASSERT_OK(evrt_graph_node_count(g, &cnt));
+    ASSERT_EQ(cnt, n);
+    evrt_graph_exec_t xg;
+    ASSERT_OK(evrt_graph_instantiate(&xg, g));
+    for (int rep = 0; rep < 3; rep++) {
+      atomic_store(&ticket, 0);
+      for (int i = 0; i < n; i++)
+        ran_at[i] = -1;
+      ASSERT_OK(evrt_graph_launch(xg, s[1]));
+      ASSERT_OK(evrt_stream_synchronize(s[1]));
+      ASSERT_EQ(atomic_load(&ticket), n);
+      for (int i = 0; i < n; i++)
+        for (int j = 0; j < i; j++)
+          if (dep[i][j] && ran_at[j] > ran_at[i])
+            FAIL_("round %d: node %d ran before its dependency %d", round, i,
+                  j);
+    }
+    ASSERT_OK(evrt_graph_exec_destroy(xg));
+    ASSERT_OK(evrt_graph_destroy(g));
+    for (int k = 0; k < S; k++)
+      evrt_stream_destroy(s[k]);
+    for (int k = 0; k < E; k++)
+      evrt_event_destroy(e[k]);
+  }
+}

@@ -136,7 +136,8 @@ static aclError copy_checks(const char *fn, void *dst, size_t destMax,
 aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
                      aclrtMemcpyKind kind) {
   aclError r = copy_checks("aclrtMemcpy", dst, destMax, src, count, (int)kind);
-  if (r)
+  if (r || (r = acl__mdl_unsafe("aclrtMemcpy",
+                                ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT)))
     return r;
   if (count)
     memmove(dst, src, count);
@@ -167,6 +168,10 @@ aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
     sync = !find(dst, count, &b);
   else if (kind == ACL_MEMCPY_DEFAULT)
     sync = !find(src, count, &b) || !find(dst, count, &b);
+  /* A blocking copy is potentially unsafe during a capture; allowed, it is
+   * captured without the synchronize (acl_mdl.c). */
+  if (sync && (r = acl__mdl_blocking_copy(fn, h, &sync)))
+    return r;
   evrt_status_t st = evrt_memcpy_async(h, dst, src, count);
   if (st == EVRT_SUCCESS && sync)
     st = evrt_stream_synchronize(h);
@@ -182,6 +187,9 @@ aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value,
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
                           "count %zu is larger than maxCount %zu", count,
                           maxCount);
+  aclError r = acl__mdl_unsafe(fn, ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT);
+  if (r)
+    return r;
   memset(devPtr, value, count);
   return ACL_SUCCESS;
 }

@@ -9,9 +9,15 @@
  * and the producer waits free[k] before it reuses slot k (double buffering).
  * Each stage also sleeps a little (evrt_stream_delay) so the overlap of the
  * stages shows in the elapsed times and in a trace (EVRT_TRACE=demo.json).
+ *
+ * The host functions declare what they read and write (evrt_check_access),
+ * so that EVRT_CHECK=1 checks their order too (docs/check.md).  With
+ * --forget-wait the consumer does not wait for the transform: a data race
+ * that usually computes the right sum, and that EVRT_CHECK=1 reports.
  */
 #include <evrt.h>
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +55,8 @@ static struct job jobs[BATCHES];
 
 static void produce(void *p) {
   struct job *j = p;
+  evrt_check_access(&j->slot->batch, sizeof j->slot->batch, EVRT_CHECK_WRITE);
+  evrt_check_access(j->slot->raw, sizeof j->slot->raw, EVRT_CHECK_WRITE);
   j->slot->batch = j->batch;
   for (int i = 0; i < N; i++)
     j->slot->raw[i] = (long)j->batch * N + i;
@@ -56,6 +64,9 @@ static void produce(void *p) {
 
 static void transform(void *p) {
   struct job *j = p;
+  evrt_check_access(j->slot->raw, sizeof j->slot->raw, EVRT_CHECK_READ);
+  evrt_check_access(j->slot->scratch, sizeof j->slot->scratch,
+                    EVRT_CHECK_WRITE);
   for (int i = 0; i < N; i++)
     j->slot->scratch[i] = j->slot->raw[i] * j->slot->raw[i];
 }
@@ -63,6 +74,9 @@ static void transform(void *p) {
 static void consume(void *p) {
   struct job *j = p;
   long sum = 0;
+  evrt_check_access(&j->slot->batch, sizeof j->slot->batch, EVRT_CHECK_READ);
+  evrt_check_access(j->slot->squared, sizeof j->slot->squared,
+                    EVRT_CHECK_READ);
   if (j->slot->batch != j->batch)
     (*j->errors)++;
   for (int i = 0; i < N; i++) {
@@ -74,7 +88,8 @@ static void consume(void *p) {
   *j->total += sum;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  bool forget_wait = argc > 1 && strcmp(argv[1], "--forget-wait") == 0;
   evrt_stream_t prod, xform, cons;
   CHECK(evrt_stream_create(&prod, 0, 0, 0));
   CHECK(evrt_stream_create(&xform, 0, 0, 0));
@@ -118,7 +133,8 @@ int main(void) {
                             sizeof j->slot->squared));
     CHECK(evrt_event_record(ready[k], xform));
 
-    CHECK(evrt_stream_wait_event(cons, ready[k]));
+    if (!forget_wait)
+      CHECK(evrt_stream_wait_event(cons, ready[k]));
     CHECK(evrt_launch_host_func_labeled(cons, consume, j, "check+sum"));
     CHECK(evrt_stream_delay(cons, 1000000));
     CHECK(evrt_event_record(freed[k], cons));

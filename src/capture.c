@@ -173,6 +173,8 @@ static evrt_status_t add_node_locked(struct evrt__capture *c, uint32_t mi,
     return fail_invalidated(c);
   struct member *m = &c->m[mi];
   n->lane = mi;
+  if (EVRT_UNLIKELY(evrt__check_on))
+    n->site = evrt__check_node_site(); /* (reports: where it was captured) */
   uint32_t idx = evrt__graph_add_node(c->g, n, m->tail, m->ntail, labels, nl);
   if (idx == UINT32_MAX)
     return evrt__fail(EVRT_ERROR_OUT_OF_MEMORY, "cannot add a graph node");
@@ -242,10 +244,12 @@ static evrt_status_t get_stream(evrt_stream_t h, struct evrt__stream **out) {
   if (st)
     return st;
   *out = evrt__stream_get(h);
-  if (!*out)
-    return evrt__fail(EVRT_ERROR_INVALID_HANDLE,
-                      "stream %p is NULL, destroyed or not a stream",
-                      (void *)h);
+  if (!*out) {
+    if (h)
+      return evrt__fail(EVRT_ERROR_INVALID_HANDLE,
+                        "stream %p is destroyed or not a stream", (void *)h);
+    *out = evrt__stream_null_default(); /* NULL: the current default */
+  }
   return EVRT_SUCCESS;
 }
 
@@ -698,9 +702,33 @@ bool evrt__capture_item(struct evrt__stream *s, const struct evrt__item *tmpl,
     n.u.mem.n = tmpl->u.mem.n;
     n.u.mem.value = tmpl->u.mem.value;
     break;
-  default: /* EVRT__ITEM_DELAY */
+  case EVRT__ITEM_VALUE_WAIT:
+  case EVRT__ITEM_VALUE_WRITE:
+    n.u.val.addr = tmpl->u.val.addr;
+    n.u.val.value = tmpl->u.val.value;
+    n.u.val.flags = tmpl->u.val.flags;
+    break;
+  case EVRT__ITEM_DELAY:
     n.u.delay.ns = tmpl->u.delay.ns;
     break;
+  default: {
+    /* A host task's failure (src/failure.c) belongs to the stream that ran
+     * it, and a replayed one would run on a lane nobody synchronizes: its
+     * error would be lost.  Refused, as CUDA refuses what it cannot
+     * capture (rule C9). */
+    uint64_t id = c->id;
+    invalidate_locked(c, "a host task (evrt_launch_host_func_status) was "
+                         "enqueued on stream %llu",
+                      (unsigned long long)s->id);
+    pthread_mutex_unlock(&c->lock);
+    *st = evrt__fail(EVRT_ERROR_CAPTURE_UNSUPPORTED,
+                     "stream %llu is capturing (capture %llu): a host task "
+                     "that returns a status cannot be captured (capture "
+                     "evrt_launch_host_func instead); the capture is "
+                     "invalidated",
+                     (unsigned long long)s->id, (unsigned long long)id);
+    return true;
+  }
   }
   if (label) {
     strncpy(n.label, label, sizeof n.label - 1);

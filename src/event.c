@@ -85,7 +85,7 @@ static inline struct gen read_gen(struct evrt__event *e) {
 /* Is the latest generation complete?  The seqlock read of query: only src
  * and target. */
 static inline __attribute__((always_inline)) bool
-latest_done_try(struct evrt__event *e, bool *done) {
+latest_done_try(struct evrt__event *e, bool *done, struct gen *g) {
   unsigned s1 = atomic_load_explicit(&e->lock, memory_order_acquire);
   uintptr_t src = atomic_load_explicit(&e->src, memory_order_acquire);
   uint64_t target = atomic_load_explicit(&e->target, memory_order_acquire);
@@ -93,21 +93,34 @@ latest_done_try(struct evrt__event *e, bool *done) {
   if (EVRT_UNLIKELY(atomic_load_explicit(&e->lock, memory_order_relaxed) !=
                     (s1 & ~1u)))
     return false;
+  g->src = (struct evrt__stream *)src;
+  g->target = target;
   *done = !src || evrt__done((struct evrt__stream *)src) >= target;
   return true;
 }
-static __attribute__((noinline)) bool latest_done_retry(struct evrt__event *e) {
+static __attribute__((noinline)) bool latest_done_retry(struct evrt__event *e,
+                                                        struct gen *g) {
   bool done;
-  while (!latest_done_try(e, &done))
+  while (!latest_done_try(e, &done, g))
     evrt__cpu_relax();
   return done;
 }
-static inline bool latest_done(struct evrt__event *e) {
+/* Query's answer: NOT_READY, SUCCESS, or the pending error of the failed
+ * task the generation covers (src/failure.c: one more load, of the line
+ * done_seq was read from). */
+static inline evrt_status_t latest_status(struct evrt__event *e) {
   bool done;
+  struct gen g;
   /* The retry loop out of line: the first try is straight-line code. */
-  if (EVRT_LIKELY(latest_done_try(e, &done)))
-    return done;
-  return latest_done_retry(e);
+  if (EVRT_UNLIKELY(!latest_done_try(e, &done, &g)))
+    done = latest_done_retry(e, &g);
+  if (!done) /* (or recorded inside a capture: an error, capture.c) */
+    return EVRT_UNLIKELY(evrt__captured_src((uintptr_t)g.src))
+               ? evrt__capture_event_misuse(e, "queried")
+               : EVRT_NOT_READY;
+  if (EVRT_UNLIKELY(evrt__check_on))
+    evrt__check_observe_event(e);
+  return g.src ? evrt__error_check(g.src, g.target) : EVRT_SUCCESS;
 }
 
 static inline bool gen_done(const struct gen *g) {
@@ -128,18 +141,24 @@ get_event(evrt_event_t h, struct evrt__event **out) {
 }
 
 static inline __attribute__((always_inline)) evrt_status_t
-get_pair(evrt_event_t eh, evrt_stream_t sh,
+get_pair_(evrt_event_t eh, evrt_stream_t *sh,
                               struct evrt__event **e, struct evrt__stream **s) {
   evrt_status_t st = get_event(eh, e);
   if (EVRT_UNLIKELY(st))
     return st;
-  *s = evrt__stream_get(sh);
-  if (EVRT_UNLIKELY(!*s))
-    return evrt__fail(EVRT_ERROR_INVALID_HANDLE,
-                      "stream %p is NULL, destroyed or not a stream",
-                      (void *)sh);
+  *s = evrt__stream_get(*sh);
+  if (EVRT_UNLIKELY(!*s)) {
+    if (*sh)
+      return evrt__fail(EVRT_ERROR_INVALID_HANDLE,
+                        "stream %p is destroyed or not a stream", (void *)*sh);
+    *s = evrt__stream_null_default();
+    *sh = evrt__stream_handle(*s);
+  }
   return EVRT_SUCCESS;
 }
+/* Rewrites the caller's stream variable: NULL becomes the handle of the
+ * current device's default stream (evrt__stream_null_default). */
+#define get_pair(eh, sh, e, s) get_pair_((eh), &(sh), (e), (s))
 
 /* Under the event lock: is the handle still this incarnation? */
 static inline bool same_incarnation(struct evrt__event *e, evrt_event_t h) {
@@ -316,7 +335,7 @@ destroy_slow(struct evrt__event *e, unsigned lk) {
   /* The lock only to wait for a holder that got in before the kill (lk
    * odd), to take legacy waiters off the list (a worker's bind scans it
    * under the lock without checking the incarnation), and for interprocess
-   * events (src/ipc.c re-checks under it).  Otherwise nobody can write:
+   * events (src/ipc_proto.c re-checks under it).  Otherwise nobody can write:
    * see the top of this file. */
   bool lock = (lk & 1u) || ipc || e->nr_waiters;
   if (lock)
@@ -424,6 +443,9 @@ evrt_status_t evrt__event_publish(struct evrt__event *e, uint32_t ev_gen,
     e->has_resource = true;
   *rec_no = atomic_load_explicit(&e->rec_no, memory_order_relaxed) + 1;
   publish_locked(e, s, dev < 0 ? device : -1, *rec_no, target, 0);
+  /* (a record inside a capture is a marker, not a generation to order by) */
+  if (EVRT_UNLIKELY(evrt__check_on) && !evrt__captured_src((uintptr_t)s))
+    evrt__check_record(e, s, *rec_no, target);
   evrt__event_unlock(e);
   return EVRT_SUCCESS;
 }
@@ -519,19 +541,13 @@ evrt_status_t evrt_event_record(evrt_event_t eh, evrt_stream_t sh) {
     w->u.ev.rec_no = rec_no;
     wrec_add(e, w->owner, w->seq);
   }
+  if (EVRT_UNLIKELY(evrt__check_on))
+    evrt__check_record(e, s, rec_no, target);
   evrt__event_unlock(e);
   if (EVRT_UNLIKELY(tracing) && !it)
     evrt__trace_record(s->device, s->id, e->id, rec_no, evrt__now_ns());
   resume_list(nr);
   return EVRT_SUCCESS;
-}
-
-/* A pending generation, or one recorded inside a capture (an error). */
-static inline evrt_status_t not_ready(struct evrt__event *e) {
-  if (EVRT_UNLIKELY(evrt__captured_src(
-          atomic_load_explicit(&e->src, memory_order_relaxed))))
-    return evrt__capture_event_misuse(e, "queried");
-  return EVRT_NOT_READY;
 }
 
 static __attribute__((cold, noinline)) evrt_status_t
@@ -542,7 +558,7 @@ query_slow(evrt_event_t h) {
     return st;
   if (IS_IPC(e))
     return evrt__ipc_query(e);
-  return latest_done(e) ? EVRT_SUCCESS : not_ready(e);
+  return latest_status(e);
 }
 
 evrt_status_t evrt_event_query(evrt_event_t h) {
@@ -553,9 +569,7 @@ evrt_status_t evrt_event_query(evrt_event_t h) {
   struct evrt__event *e = evrt__event_get(h);
   if (EVRT_UNLIKELY(!e) || IS_IPC(e))
     return query_slow(h);
-  if (EVRT_LIKELY(latest_done(e)))
-    return EVRT_SUCCESS;
-  return not_ready(e);
+  return latest_status(e);
 }
 
 /* The waiting part, out of line: its trace timing keeps values live across
@@ -578,7 +592,9 @@ sync_wait(struct evrt__event *e, struct gen g, int64_t timeout_ns) {
   if (st == EVRT_ERROR_TIMEOUT)
     return evrt__fail(st, "event generation %llu not complete after %lld ns",
                       (unsigned long long)g.rec_no, (long long)timeout_ns);
-  return st;
+  if (EVRT_UNLIKELY(evrt__check_on) && !st)
+    evrt__check_observe_event(e);
+  return st ? st : evrt__error_check(g.src, g.target);
 }
 
 evrt_status_t evrt_event_synchronize_timeout(evrt_event_t h,
@@ -592,8 +608,11 @@ evrt_status_t evrt_event_synchronize_timeout(evrt_event_t h,
   if (IS_IPC(e))
     return evrt__ipc_sync(e, timeout_ns);
   struct gen g = read_gen(e);
-  if (gen_done(&g))
-    return EVRT_SUCCESS;
+  if (gen_done(&g)) {
+    if (EVRT_UNLIKELY(evrt__check_on))
+      evrt__check_observe_event(e);
+    return g.src ? evrt__error_check(g.src, g.target) : EVRT_SUCCESS;
+  }
   return sync_wait(e, g, timeout_ns);
 }
 
@@ -654,6 +673,8 @@ static evrt_status_t stream_wait(evrt_stream_t sh, evrt_event_t eh,
       evrt__done(s) >= atomic_load_explicit(&s->enq_seq, memory_order_acquire)) {
     /* Satisfied already and the waiting stream is idle: it has passed the
      * wait the moment it was made.  No item, no wake-up. */
+    if (EVRT_UNLIKELY(evrt__check_on))
+      evrt__check_wait_skipped(s, e, g.rec_no);
     evrt__event_unlock(e);
     if (EVRT_TRACING())
       trace_skipped_wait(s, e, &g);
@@ -851,6 +872,20 @@ evrt_status_t evrt_event_wait_status(evrt_event_t h) {
   return pending ? EVRT_NOT_READY : EVRT_SUCCESS;
 }
 
+/* The sizes of evrt_event_info_t that callers may pass, one per version of
+ * the struct (evrt.h: fields are only appended).  A new field: append it
+ * in evrt.h, add the new sizeof here, and update the assertion. */
+static const uint32_t info_sizes[] = {40 /* 0.1 */};
+_Static_assert(sizeof(evrt_event_info_t) == 40,
+               "evrt_event_info_t changed: add its new size to info_sizes");
+
+static bool info_size_known(uint32_t size) {
+  for (size_t i = 0; i < sizeof info_sizes / sizeof info_sizes[0]; i++)
+    if (info_sizes[i] == size)
+      return true;
+  return false;
+}
+
 evrt_status_t evrt_event_get_info(evrt_event_t h, evrt_event_info_t *info) {
   struct evrt__event *e = NULL;
   evrt_status_t st = get_event(h, &e);
@@ -858,31 +893,45 @@ evrt_status_t evrt_event_get_info(evrt_event_t h, evrt_event_info_t *info) {
     return st;
   if (!info)
     return evrt__fail(EVRT_ERROR_INVALID_VALUE, "info is NULL");
-  memset(info, 0, sizeof *info);
-  info->flags = e->flags;
-  info->imported = e->imported;
-  info->device = atomic_load_explicit(&e->device, memory_order_relaxed);
+  uint32_t size = info->struct_size;
+  if (!info_size_known(size))
+    return evrt__fail(EVRT_ERROR_INVALID_VALUE,
+                      "info->struct_size is %u: set it to "
+                      "sizeof(evrt_event_info_t) (%zu in evrt %s)%s",
+                      (unsigned)size, sizeof(evrt_event_info_t),
+                      evrt_version_string(),
+                      size > sizeof(evrt_event_info_t)
+                          ? "; built against a newer evrt.h?"
+                          : "");
+  /* Filled here and copied at the end: a failing call writes nothing. */
+  evrt_event_info_t out;
+  memset(&out, 0, sizeof out);
+  out.struct_size = size;
+  out.flags = e->flags;
+  out.imported = e->imported;
+  out.device = atomic_load_explicit(&e->device, memory_order_relaxed);
   if (IS_IPC(e)) {
     st = evrt__ipc_query(e);
     if (st != EVRT_SUCCESS && st != EVRT_NOT_READY)
       return st;
-    info->state = st == EVRT_SUCCESS ? EVRT_EVENT_STATE_COMPLETE
-                                     : EVRT_EVENT_STATE_PENDING;
-    info->record_count = atomic_load_explicit(&e->rec_no, memory_order_relaxed);
-    return EVRT_SUCCESS;
-  }
-  evrt__event_lock(e);
-  struct gen g;
-  g.src = (struct evrt__stream *)atomic_load_explicit(&e->src,
-                                                      memory_order_relaxed);
-  g.target = atomic_load_explicit(&e->target, memory_order_relaxed);
-  info->record_count = atomic_load_explicit(&e->rec_no, memory_order_relaxed);
-  info->record_thread =
-      g.src ? atomic_load_explicit(&e->rec_thread, memory_order_relaxed) : 0;
-  evrt__event_unlock(e);
-  info->state = !g.src         ? EVRT_EVENT_STATE_UNRECORDED
+    out.state = st == EVRT_SUCCESS ? EVRT_EVENT_STATE_COMPLETE
+                                   : EVRT_EVENT_STATE_PENDING;
+    out.record_count = atomic_load_explicit(&e->rec_no, memory_order_relaxed);
+  } else {
+    evrt__event_lock(e);
+    struct gen g;
+    g.src = (struct evrt__stream *)atomic_load_explicit(&e->src,
+                                                        memory_order_relaxed);
+    g.target = atomic_load_explicit(&e->target, memory_order_relaxed);
+    out.record_count = atomic_load_explicit(&e->rec_no, memory_order_relaxed);
+    out.record_thread =
+        g.src ? atomic_load_explicit(&e->rec_thread, memory_order_relaxed) : 0;
+    evrt__event_unlock(e);
+    out.state = !g.src         ? EVRT_EVENT_STATE_UNRECORDED
                 : gen_done(&g) ? EVRT_EVENT_STATE_COMPLETE
                                : EVRT_EVENT_STATE_PENDING;
+  }
+  memcpy(info, &out, size);
   return EVRT_SUCCESS;
 }
 
@@ -976,4 +1025,16 @@ bool evrt__event_bind_next_record(struct evrt__item *it, bool first) {
   }
   evrt__event_unlock(e);
   return bound;
+}
+
+void evrt__event_unlink_next_record(struct evrt__item *it) {
+  struct evrt__event *e = it->u.ev.ev;
+  evrt__event_lock(e);
+  /* A record or destroy may have taken it off already (and bound it). */
+  for (struct evrt__item **p = &e->nr_waiters; *p; p = &(*p)->u.ev.wnext)
+    if (*p == it) {
+      *p = it->u.ev.wnext;
+      break;
+    }
+  evrt__event_unlock(e);
 }

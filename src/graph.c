@@ -258,6 +258,15 @@ static void node_text(const struct evrt__graph *g, const struct evrt__gnode *n,
   case EVRT__ITEM_DELAY:
     snprintf(buf, cap, "delay\\n%llu ns", (unsigned long long)n->u.delay.ns);
     break;
+  case EVRT__ITEM_VALUE_WAIT:
+    snprintf(buf, cap, "wait value\\n%p flags 0x%x value %llu",
+             (void *)n->u.val.addr, n->u.val.flags,
+             (unsigned long long)n->u.val.value);
+    break;
+  case EVRT__ITEM_VALUE_WRITE:
+    snprintf(buf, cap, "write value\\n%p = %llu", (void *)n->u.val.addr,
+             (unsigned long long)n->u.val.value);
+    break;
   case EVRT__ITEM_RECORD:
     snprintf(buf, cap, "record event %llu\\n(external)",
              (unsigned long long)n->u.ev.ev_id);

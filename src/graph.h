@@ -40,6 +40,11 @@ struct evrt__gnode {
     struct {
       uint64_t ns;
     } delay;
+    struct { /* stream-ordered value wait or write (src/value.c) */
+      _Atomic(uint64_t) *addr;
+      uint64_t value;
+      uint32_t flags;
+    } val;
     struct { /* external record, external wait, reset */
       struct evrt__event *e;
       uint32_t ev_gen; /* the event's incarnation at capture */
@@ -54,6 +59,7 @@ struct evrt__gnode {
     } sw;
   } u;
   char label[24]; /* trace label (host functions) */
+  uint32_t site;  /* EVRT_CHECK: where it was captured (reports) */
 };
 
 struct evrt__graph {

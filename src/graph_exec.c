@@ -10,7 +10,8 @@
  *            dependency across lanes);
  *   EXTWAIT  an external wait node: a stream wait on the generation the
  *            event had when the graph was launched;
- *   DELAY    a delay node;
+ *   ITEM     a node that may park, run as an item of its own: a delay, a
+ *            value wait (and a value write: it wakes value waits);
  *   END      the last operation of the final lane: the launch is over.
  * A SEG ends where another lane waits on it, and after a record node (the
  * record's generation is the end of its SEG).  The final lane waits on the
@@ -19,10 +20,12 @@
  *
  * Launch (host, O(1) in the number of nodes).  evrt_graph_launch numbers
  * the launch n, publishes the generations of the record nodes and binds the
- * external waits and resets (O(event nodes)), and enqueues three items on
- * the launch stream: a wait for the END of launch n - 1 (launches of one
- * executable graph never overlap), the GRAPH item, and a wait for the END
- * of launch n.  Lanes receive items from launches only, in launch order,
+ * external waits and resets (O(event nodes)), and enqueues two items on
+ * the launch stream: the GRAPH item, which first waits, as a stream wait
+ * does, for the END of launch n - 1 (launches of one executable graph never
+ * overlap, and are never reordered: the GRAPH item is not skipped by an
+ * abort, it runs the lanes with their nodes skipped), and a wait for the
+ * END of launch n.  Lanes receive items from launches only, in launch order,
  * and launch n puts exactly nops items on a lane, so every seq is known in
  * advance: operation k of launch n on lane L has seq e0[L] + n * nops[L] +
  * k + 1.  That is what lets the host publish a record node's generation
@@ -34,6 +37,11 @@
  * (rule 4), every node runs through evrt__exec_run_item, as an ordinary
  * item would, with the lane stream and the SEG item's seq as the running
  * position, and traces show each node as a slice on its lane's track.
+ * With EVRT_CHECK on, the lanes' items carry the launch stream's clock,
+ * their waits across lanes and the launch's wait for its END hold
+ * generations of the positions they wait for (src/check/model.c), and each
+ * node begins and ends in the checker as an item does: a replayed graph's
+ * accesses are checked like any other.
  *
  * Lifetime.  The handle holds one reference, every launch one more, given
  * back by its END; the last one frees the lanes (their streams are
@@ -49,13 +57,13 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { OP_SEG, OP_WAIT, OP_EXTWAIT, OP_DELAY, OP_END };
+enum { OP_SEG, OP_WAIT, OP_EXTWAIT, OP_ITEM, OP_END };
 #define NONE UINT32_MAX
 
 struct gop {
   uint8_t kind;
   uint32_t a, b; /* SEG: first position, count; WAIT: lane, op;
-                    EXTWAIT, DELAY: node */
+                    EXTWAIT, ITEM: node */
 };
 
 struct glane {
@@ -96,6 +104,7 @@ struct evrt__gexec {
   struct glane *lanes;
   uint32_t nlanes, final;
   struct gbind *cur; /* bindings of the launch in flight */
+  bool skip;         /* the launch in flight was discarded (its nodes skip) */
 };
 
 static atomic_uint_least64_t next_exec_id;
@@ -231,9 +240,10 @@ static bool build_lanes(struct build *b, const struct evrt__graph *g) {
         return false;
     }
     uint32_t op;
-    if (n->kind == EVRT__ITEM_DELAY || n->kind == EVRT__ITEM_WAIT) {
+    if (n->kind == EVRT__ITEM_DELAY || n->kind == EVRT__ITEM_WAIT ||
+        n->kind == EVRT__ITEM_VALUE_WAIT || n->kind == EVRT__ITEM_VALUE_WRITE) {
       seal(ln);
-      op = add_op(b, me, n->kind == EVRT__ITEM_DELAY ? OP_DELAY : OP_EXTWAIT, i,
+      op = add_op(b, me, n->kind == EVRT__ITEM_WAIT ? OP_EXTWAIT : OP_ITEM, i,
                   0);
       if (op == NONE)
         return false;
@@ -477,10 +487,12 @@ evrt_status_t evrt_graph_launch(evrt_graph_exec_t h, evrt_stream_t sh) {
   if (st)
     return st;
   struct evrt__stream *s = evrt__stream_get(sh);
-  if (!s)
-    return evrt__fail(EVRT_ERROR_INVALID_HANDLE,
-                      "stream %p is NULL, destroyed or not a stream",
-                      (void *)sh);
+  if (!s) {
+    if (sh)
+      return evrt__fail(EVRT_ERROR_INVALID_HANDLE,
+                        "stream %p is destroyed or not a stream", (void *)sh);
+    s = evrt__stream_null_default(); /* NULL: the current default */
+  }
   if (EVRT_UNLIKELY(evrt__stream_capturing(s))) {
     /* (a graph inside a graph is not supported) */
     st = evrt__capture_stream_misuse(s, "given a graph launch");
@@ -501,13 +513,10 @@ evrt_status_t evrt_graph_launch(evrt_graph_exec_t h, evrt_stream_t sh) {
   /* Everything that can fail first: a launch number, once taken, must be
    * launched (the next launch waits for it). */
   struct gbind *b = NULL;
-  struct evrt__item *w0 = evrt__item_new(s), *gi = evrt__item_new(s),
-                    *w1 = evrt__item_new(s);
+  struct evrt__item *gi = evrt__item_new(s), *w1 = evrt__item_new(s);
   if (x->nbinds)
     b = evrt__malloc(x->nbinds * sizeof *b);
-  if (!w0 || !gi || !w1 || (x->nbinds && !b)) {
-    if (w0)
-      evrt__item_discard(s, w0);
+  if (!gi || !w1 || (x->nbinds && !b)) {
     if (gi)
       evrt__item_discard(s, gi);
     if (w1)
@@ -528,17 +537,14 @@ evrt_status_t evrt_graph_launch(evrt_graph_exec_t h, evrt_stream_t sh) {
   }
   struct evrt__stream *fs = x->lanes[x->final].s;
   uint32_t fend = x->lanes[x->final].nops - 1;
-  /* After the previous launch's END (nothing to wait for if it is done). */
+  /* The launch item waits for the previous launch's END (nothing to wait
+   * for if it is done), then puts the lanes' items on them. */
   uint64_t prev_end = op_seq(x, x->final, n, 0) - 1;
-  if (evrt__done(fs) < prev_end) {
-    fill_wait(w0, fs, prev_end, 0, 0);
-    snprintf(w0->label, sizeof w0->label, "after graph launch %llu",
-             (unsigned long long)n);
-    evrt__stream_push(s, w0);
-  } else {
-    evrt__item_discard(s, w0);
-  }
   gi->kind = EVRT__ITEM_GRAPH;
+  gi->u.graph.src = evrt__done(fs) < prev_end ? fs : NULL;
+  gi->u.graph.target = prev_end;
+  gi->u.graph.wnext = NULL;
+  atomic_init(&gi->u.graph.unlinked, false);
   gi->u.graph.x = x; /* the launch's reference */
   gi->u.graph.binds = b;
   gi->u.graph.n = n;
@@ -563,12 +569,44 @@ static void lane_items(struct evrt__stream *s, struct evrt__item **v,
     evrt__sleep_ns(1000000);
 }
 
+/* Has the launch's previous one ended?  Waits as run_wait (exec.c) does
+ * for a stream wait: false (parked, on the waiter list of the final lane)
+ * until it has.  The launch item is never skipped (failure.c): a later
+ * launch must not overtake this one. */
+static bool prev_ended(struct evrt__item *it) {
+  struct evrt__stream *src = it->u.graph.src;
+  if (!src)
+    return true;
+  bool ok = evrt__done(src) >= it->u.graph.target;
+  if (!ok && it->phase == 0) {
+    if (!evrt__stream_add_waiter(it))
+      return true; /* reached meanwhile */
+    it->phase = 1;
+    return false;
+  }
+  /* acquire: pairs with the notifier's release after unlinking */
+  if (ok && it->phase == 1 &&
+      !atomic_load_explicit(&it->u.graph.unlinked, memory_order_acquire))
+    evrt__stream_remove_waiter(it);
+  return ok;
+}
+
 bool evrt__graph_run_launch(struct evrt__stream *s, struct evrt__item *it) {
-  (void)s;
   struct evrt__gexec *x = it->u.graph.x;
   uint64_t n = it->u.graph.n;
+  if (!prev_ended(it))
+    return false;
+  it->phase = 0;
   /* The previous launch has ended (its END is done): the lanes are ours. */
   x->cur = it->u.graph.binds;
+  /* Discarded (evrt_stream_abort, or a failure in stop mode: the launch
+   * item is not skipped, see prev_ended): the nodes skip, the records
+   * still complete their generations, as skipped items' do. */
+  x->skip =
+      atomic_load_explicit(&s->abort_seq, memory_order_relaxed) >= it->seq ||
+      atomic_load_explicit(&s->skipping, memory_order_relaxed);
+  if (EVRT_UNLIKELY(evrt__check_on) && n)
+    evrt__check_join_after(s, x->lanes[x->final].s, it->u.graph.target);
   for (uint32_t l = 0; l < x->nlanes; l++) {
     struct glane *ln = &x->lanes[l];
     if (!ln->nops)
@@ -585,16 +623,33 @@ bool evrt__graph_run_launch(struct evrt__stream *s, struct evrt__item *it) {
       case OP_EXTWAIT: {
         const struct gbind *b = &x->cur[x->bind_of[op->a]];
         const struct evrt__gnode *nd = &x->nodes[op->a];
+        if (x->skip) { /* passes at once */
+          fill_wait(li, NULL, 0, 0, 0);
+          break;
+        }
         fill_wait(li, b->src, b->target, nd->u.ev.ev_id, b->rec_no);
         if (EVRT_TRACING() && b->src)
           evrt__trace_wait_bind(ln->s->device, ln->s->id, nd->u.ev.ev_id,
                                 b->rec_no, evrt__now_ns());
         break;
       }
-      case OP_DELAY:
-        li->kind = EVRT__ITEM_DELAY;
-        li->u.delay.ns = x->nodes[op->a].u.delay.ns;
+      case OP_ITEM: {
+        const struct evrt__gnode *nd = &x->nodes[op->a];
+        li->kind = x->skip ? EVRT__ITEM_DELAY : nd->kind;
+        if (x->skip) {
+          li->u.delay.ns = 0;
+        } else if (nd->kind == EVRT__ITEM_DELAY) {
+          li->u.delay.ns = nd->u.delay.ns;
+        } else {
+          li->u.val.addr = nd->u.val.addr;
+          li->u.val.value = nd->u.val.value;
+          li->u.val.flags = nd->u.val.flags;
+          li->u.val.vnext = NULL;
+          li->u.val.poll_ns = 0;
+        }
+        memcpy(li->label, nd->label, sizeof li->label);
         break;
+      }
       default: /* OP_SEG, OP_END */
         li->kind = EVRT__ITEM_GRAPH_SEG;
         li->u.graph.x = x;
@@ -604,6 +659,9 @@ bool evrt__graph_run_launch(struct evrt__stream *s, struct evrt__item *it) {
         li->u.graph.op = k;
         break;
       }
+      li->check = EVRT_UNLIKELY(evrt__check_on)
+                      ? evrt__check_enqueue_by(s, ln->s, li)
+                      : NULL;
     }
     uint64_t seq = evrt__stream_push_chain(ln->s, ln->buf, ln->nops);
     (void)seq;
@@ -626,6 +684,7 @@ static void run_node(struct evrt__gexec *x, struct evrt__stream *s,
   t.phase = 0;
   t.owner = s;
   t.seq = seq;
+  t.check = EVRT_UNLIKELY(evrt__check_on) ? evrt__check_node(nd->site) : NULL;
   switch (nd->kind) {
   case EVRT__ITEM_HOST_FUNC:
     t.u.host.fn = nd->u.host.fn;
@@ -652,10 +711,15 @@ static void run_node(struct evrt__gexec *x, struct evrt__stream *s,
   }
   uint64_t t0 = EVRT_TRACING() ? evrt__now_ns() : 0;
   evrt__exec_run_item(s, &t);
+  /* The checker saw it begin (its accesses, in the run's position): end it
+   * too, as the worker ends an item (a host function's context; frees its
+   * record). */
+  if (EVRT_UNLIKELY(evrt__check_on))
+    evrt__check_item_end(s, &t);
   if (t0)
     evrt__trace_item(s->device, s->id, nd->kind, nd->label, t0, evrt__now_ns(),
-                     nd->kind >= EVRT__ITEM_RECORD ? nd->u.ev.ev_id : 0,
-                     nd->kind >= EVRT__ITEM_RECORD ? t.u.ev.rec_no : 0);
+                     EVRT__ITEM_IS_EVENT(nd->kind) ? nd->u.ev.ev_id : 0,
+                     EVRT__ITEM_IS_EVENT(nd->kind) ? t.u.ev.rec_no : 0);
 }
 
 bool evrt__graph_run_seg(struct evrt__stream *s, struct evrt__item *it) {
@@ -679,6 +743,8 @@ bool evrt__graph_run_seg(struct evrt__stream *s, struct evrt__item *it) {
     }
     if (nd->kind == EVRT__GN_LABEL)
       continue;
+    if (x->skip && nd->kind != EVRT__ITEM_RECORD && nd->kind != EVRT__ITEM_RESET)
+      continue; /* a discarded launch: its records still complete */
     if (nd->kind == EVRT__GN_SWITCH) {
       /* read when the graph runs: the index is device data */
       uint32_t v = *nd->u.sw.index;

@@ -38,6 +38,7 @@ evrt_status_t evrt__init_slow(void) {
   if (atomic_load_explicit(&evrt__lib_state, memory_order_relaxed) ==
       EVRT__UNINIT) {
     if (!atfork_installed) {
+      evrt__check_init(); /* its exit handler runs after the trace's */
       pthread_atfork(NULL, NULL, atfork_child);
       atexit(at_exit);
       atfork_installed = true;

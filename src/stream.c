@@ -44,6 +44,7 @@ evrt_status_t evrt__stream_new(int device, int priority, bool is_default,
   s->n_done_local = 0;
   s->n_returned = 0;
   evrt__stream_waiters_reset(s);
+  evrt__failure_reset(s);
   atomic_store_explicit(&s->wait_failures, 0, memory_order_relaxed);
   atomic_store_explicit(&s->device, device, memory_order_relaxed);
   s->priority = priority < 0 ? -1 : 0;
@@ -55,6 +56,8 @@ evrt_status_t evrt__stream_new(int device, int priority, bool is_default,
     evrt__table_release(&evrt__streams, &s->hdr);
     return st;
   }
+  if (EVRT_UNLIKELY(evrt__check_on))
+    evrt__check_stream_new(s);
   evrt__table_publish(&s->hdr);
   if (EVRT_TRACING())
     evrt__trace_stream_name(device, s->id, NULL);
@@ -146,6 +149,10 @@ static uint64_t link_locked(struct evrt__stream *s, struct evrt__item *it) {
   s->tail = it;
   /* seq_cst: the Dekker pair with the worker going idle (top of file) */
   atomic_store_explicit(&s->enq_seq, seq, memory_order_seq_cst);
+  /* evrt_thread_last_task (src/failure.c): two thread-local stores; s->id
+   * is on the identity line, read-mostly */
+  evrt__tls_last_stream_id = s->id;
+  evrt__tls_last_seq = seq;
   return seq;
 }
 
@@ -160,6 +167,8 @@ static void schedule(struct evrt__stream *s) {
 }
 
 uint64_t evrt__stream_push(struct evrt__stream *s, struct evrt__item *it) {
+  if (EVRT_UNLIKELY(evrt__check_on))
+    it->check = evrt__check_enqueue(s, it);
   evrt__spin_lock(&s->plock);
   uint64_t seq = link_locked(s, it);
   evrt__spin_unlock(&s->plock);
@@ -210,17 +219,22 @@ static evrt_status_t enqueue(struct evrt__stream *s, const struct evrt__item *tm
   if (EVRT_UNLIKELY(evrt__stream_capturing(s)) &&
       evrt__capture_item(s, tmpl, label, &st))
     return st;
+  void *chk = EVRT_UNLIKELY(evrt__check_on) ? evrt__check_enqueue(s, tmpl)
+                                            : NULL;
   evrt__spin_lock(&s->plock);
   struct evrt__item *it = pop_free_locked(s);
   if (EVRT_UNLIKELY(!it)) {
     /* Allocate outside the lock; the recycle lists were empty anyway. */
     evrt__spin_unlock(&s->plock);
-    if (!(it = evrt__malloc(sizeof *it)))
+    if (!(it = evrt__malloc(sizeof *it))) {
+      evrt__check_discard(chk);
       return evrt__fail(EVRT_ERROR_OUT_OF_MEMORY,
                         "cannot allocate a work item");
+    }
     evrt__spin_lock(&s->plock);
   }
   *it = *tmpl;
+  it->check = chk;
   it->owner = s;
   it->timer_idx = -1;
   it->t_start = 0;
@@ -236,18 +250,31 @@ static evrt_status_t enqueue(struct evrt__stream *s, const struct evrt__item *tm
   return EVRT_SUCCESS;
 }
 
+evrt_status_t evrt__enqueue(struct evrt__stream *s,
+                           const struct evrt__item *tmpl) {
+  return enqueue(s, tmpl, NULL);
+}
+
 static inline __attribute__((always_inline)) evrt_status_t
-get_stream(evrt_stream_t h, struct evrt__stream **out) {
+get_stream_(evrt_stream_t *h, struct evrt__stream **out) {
   evrt_status_t st = evrt__ready();
   if (EVRT_UNLIKELY(st))
     return st;
-  struct evrt__stream *s = evrt__stream_get(h);
-  if (EVRT_UNLIKELY(!s))
-    return evrt__fail(EVRT_ERROR_INVALID_HANDLE,
-                      "stream %p is NULL, destroyed or not a stream", (void *)h);
+  struct evrt__stream *s = evrt__stream_get(*h);
+  if (EVRT_UNLIKELY(!s)) {
+    if (*h)
+      return evrt__fail(EVRT_ERROR_INVALID_HANDLE,
+                        "stream %p is destroyed or not a stream", (void *)*h);
+    s = evrt__stream_null_default();
+    *h = evrt__stream_handle(s);
+  }
   *out = s;
   return EVRT_SUCCESS;
 }
+/* Rewrites the caller's handle variable: a NULL stream becomes the handle of
+ * the current device's default stream (evrt__stream_null_default), which the
+ * checks of the handle further on then compare with. */
+#define get_stream(h, out) get_stream_(&(h), (out))
 
 evrt_status_t evrt_stream_create(evrt_stream_t *stream, int device,
                                  int priority, unsigned flags) {
@@ -326,7 +353,12 @@ evrt_status_t evrt_stream_query(evrt_stream_t h) {
   if (EVRT_UNLIKELY(evrt__stream_capturing(s)))
     return evrt__capture_stream_misuse(s, "queried");
   uint64_t enq = atomic_load_explicit(&s->enq_seq, memory_order_acquire);
-  return evrt__done(s) >= enq ? EVRT_SUCCESS : EVRT_NOT_READY;
+  /* complete: a pending error of its work (src/failure.c) is reported */
+  if (evrt__done(s) < enq)
+    return EVRT_NOT_READY;
+  if (EVRT_UNLIKELY(evrt__check_on))
+    evrt__check_observe_stream(s, enq);
+  return evrt__error_check(s, enq);
 }
 
 /* The waiting part, out of line (see sync_wait in event.c). */
@@ -344,7 +376,9 @@ stream_sync_wait(struct evrt__stream *s, uint64_t enq, int64_t timeout_ns) {
   if (st == EVRT_ERROR_TIMEOUT)
     return evrt__fail(st, "stream %llu not done after %lld ns",
                       (unsigned long long)s->id, (long long)timeout_ns);
-  return st;
+  if (EVRT_UNLIKELY(evrt__check_on) && !st)
+    evrt__check_observe_stream(s, enq);
+  return st ? st : evrt__error_check(s, enq);
 }
 
 evrt_status_t evrt_stream_synchronize_timeout(evrt_stream_t h,
@@ -356,8 +390,11 @@ evrt_status_t evrt_stream_synchronize_timeout(evrt_stream_t h,
   if (EVRT_UNLIKELY(evrt__any_capture()) && evrt__capture_sync_stream(s, &st))
     return st;
   uint64_t enq = atomic_load_explicit(&s->enq_seq, memory_order_acquire);
-  if (evrt__done(s) >= enq)
-    return EVRT_SUCCESS;
+  if (evrt__done(s) >= enq) {
+    if (EVRT_UNLIKELY(evrt__check_on))
+      evrt__check_observe_stream(s, enq);
+    return evrt__error_check(s, enq);
+  }
   return stream_sync_wait(s, enq, timeout_ns);
 }
 
@@ -409,6 +446,8 @@ evrt_status_t evrt_stream_set_name(evrt_stream_t h, const char *name) {
   strncpy(s->name, name, sizeof s->name - 1);
   s->name[sizeof s->name - 1] = 0;
   evrt__spin_unlock(&s->plock);
+  if (EVRT_UNLIKELY(evrt__check_on))
+    evrt__check_stream_name(s, name);
   /* Always: the trace writer remembers names given before tracing starts. */
   evrt__trace_stream_name(s->device, s->id, name);
   return EVRT_SUCCESS;

@@ -75,7 +75,8 @@ TEST(bad_arguments_change_nothing) {
   ASSERT_ST(evrt_stream_begin_capture(s, (evrt_capture_mode_t)3),
             EVRT_ERROR_INVALID_VALUE);
   ASSERT_EQ(status_of(s), EVRT_CAPTURE_STATUS_NONE);
-  ASSERT_ST(evrt_stream_begin_capture(NULL, EVRT_CAPTURE_MODE_GLOBAL),
+  ASSERT_ST(evrt_stream_begin_capture(
+                (evrt_stream_t)(uintptr_t)0x12345673u, EVRT_CAPTURE_MODE_GLOBAL),
             EVRT_ERROR_INVALID_HANDLE);
   evrt_graph_t g;
   ASSERT_ST(evrt_stream_end_capture(s, &g), EVRT_ERROR_NOT_PERMITTED);
@@ -92,6 +93,7 @@ TEST(bad_arguments_change_nothing) {
   ASSERT_ST(evrt_stream_wait_event_with_flags(s, e, 4),
             EVRT_ERROR_INVALID_VALUE);
   evrt_event_info_t info;
+  info.struct_size = sizeof info;
   ASSERT_OK(evrt_event_get_info(e, &info));
   ASSERT_EQ(info.record_count, 0);
   /* the default flags are the plain calls */
@@ -296,7 +298,11 @@ TEST(implicit_a_default_stream_takes_no_part_in_a_capture) {
   ASSERT_OK(evrt_stream_default(0, &d));
   ASSERT_ST(evrt_stream_begin_capture(d, EVRT_CAPTURE_MODE_RELAXED),
             EVRT_ERROR_CAPTURE_IMPLICIT);
+  /* NULL is the current device's default stream (evrt.h) */
+  ASSERT_ST(evrt_stream_begin_capture(NULL, EVRT_CAPTURE_MODE_RELAXED),
+            EVRT_ERROR_CAPTURE_IMPLICIT);
   ASSERT_EQ(status_of(d), EVRT_CAPTURE_STATUS_NONE);
+  ASSERT_EQ(status_of(NULL), EVRT_CAPTURE_STATUS_NONE);
   evrt_event_t e = ev();
   ASSERT_OK(evrt_stream_begin_capture(a, EVRT_CAPTURE_MODE_RELAXED));
   ASSERT_OK(evrt_event_record(e, a));

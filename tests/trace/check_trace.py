@@ -31,7 +31,7 @@ import xml.etree.ElementTree as ET
 
 EPS = 1e-6  # us; the file has ns resolution
 KINDS = {"host_func", "memcpy", "memset", "delay", "record", "wait", "reset",
-         "graph"}
+         "host_task", "value_wait", "value_write", "graph"}
 SVG = "{http://www.w3.org/2000/svg}"
 
 

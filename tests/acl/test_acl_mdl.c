@@ -225,6 +225,7 @@ TEST(wrong_thread_and_capture_modes) {
   /* a blocking copy (plain host memory) in a capture: 107041 */
   static char host[8], *devp;
   ASSERT_OK(aclrtMalloc((void **)&devp, 8, ACL_MEM_MALLOC_HUGE_FIRST));
+  ASSERT_OK(aclrtMemset(devp, 8, 0, 8)); /* (fresh memory is not zeroed) */
   ASSERT_OK(aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL));
   ASSERT_ACL(aclrtMemcpyAsync(devp, 8, host, 8, ACL_MEMCPY_HOST_TO_DEVICE, s),
              ACL_ERROR_RT_CAPTURE_MODE_BLOCK_ASYNC);

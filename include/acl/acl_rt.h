@@ -1021,8 +1021,7 @@ ACL_FUNC_VISIBILITY aclError aclFinalizeCallbackRegister(aclRegisterCallbackType
 ACL_FUNC_VISIBILITY aclError aclFinalizeCallbackUnRegister(aclRegisterCallbackType type,
                                                            aclFinalizeCallbackFunc cbFunc);
 
-/* ======================================================================
- * Failing tasks, stream stop/abort, subscribed host functions,
+/* =============================================================== * Failing tasks, stream stop/abort, subscribed host functions,
  * stream-ordered values, notify batch reset and interprocess notifies,
  * interprocess memory (built on evrt's failures, values and interprocess
  * memory: docs/acl.md).  Names, types and values from CANN's
@@ -1107,6 +1106,69 @@ ACL_FUNC_VISIBILITY aclError aclrtIpcMemSetImportPid(const char *key, int32_t *p
 ACL_FUNC_VISIBILITY aclError aclrtIpcMemImportByKey(void **devPtr, const char *key,
                                                     uint64_t flags);
 ACL_FUNC_VISIBILITY aclError aclrtIpcMemClose(const char *key);
+/* ------------------------------------- model runtime instances, labels */
+/* Stream capture and built models (aclmdlRI*) and labels, over evrt's
+ * stream capture (docs/capture.md, docs/acl.md).  Names and values from
+ * CANN's acl/acl_rt.h and acl/acl_base_rt.h (hicann/runtime). */
+typedef void *aclmdlRI; /* (aclrtLabel, aclrtLabelList: acl_base.h) */
+
+typedef enum {
+  ACL_MODEL_RI_CAPTURE_MODE_GLOBAL = 0,
+  ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL,
+  ACL_MODEL_RI_CAPTURE_MODE_RELAXED,
+} aclmdlRICaptureMode;
+
+typedef enum {
+  ACL_MODEL_RI_CAPTURE_STATUS_NONE = 0,
+  ACL_MODEL_RI_CAPTURE_STATUS_ACTIVE,
+  ACL_MODEL_RI_CAPTURE_STATUS_INVALIDATED,
+} aclmdlRICaptureStatus;
+
+/* aclmdlRIBindStream flags */
+#define ACL_MODEL_STREAM_FLAG_HEAD 0x00000000U
+#define ACL_MODEL_STREAM_FLAG_DEFAULT 0x7FFFFFFFU
+
+ACL_FUNC_VISIBILITY aclError aclmdlRICaptureBegin(aclrtStream stream,
+                                                  aclmdlRICaptureMode mode);
+ACL_FUNC_VISIBILITY aclError aclmdlRICaptureGetInfo(
+    aclrtStream stream, aclmdlRICaptureStatus *status, aclmdlRI *modelRI);
+ACL_FUNC_VISIBILITY aclError aclmdlRICaptureEnd(aclrtStream stream,
+                                                aclmdlRI *modelRI);
+ACL_FUNC_VISIBILITY aclError
+aclmdlRICaptureThreadExchangeMode(aclmdlRICaptureMode *mode);
+ACL_FUNC_VISIBILITY aclError aclmdlRIExecuteAsync(aclmdlRI modelRI,
+                                                  aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclmdlRIExecute(aclmdlRI modelRI, int32_t timeout);
+ACL_FUNC_VISIBILITY aclError aclmdlRIDestroy(aclmdlRI modelRI);
+ACL_FUNC_VISIBILITY aclError aclmdlRIBuildBegin(aclmdlRI *modelRI,
+                                                uint32_t flag);
+ACL_FUNC_VISIBILITY aclError aclmdlRIBindStream(aclmdlRI modelRI,
+                                                aclrtStream stream,
+                                                uint32_t flag);
+ACL_FUNC_VISIBILITY aclError aclmdlRIEndTask(aclmdlRI modelRI,
+                                             aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclmdlRIBuildEnd(aclmdlRI modelRI, void *reserve);
+ACL_FUNC_VISIBILITY aclError aclmdlRIUnbindStream(aclmdlRI modelRI,
+                                                  aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclmdlRISetName(aclmdlRI modelRI,
+                                             const char *name);
+ACL_FUNC_VISIBILITY aclError aclmdlRIGetName(aclmdlRI modelRI, uint32_t maxLen,
+                                             char *name);
+ACL_FUNC_VISIBILITY aclError aclmdlRIGetId(aclmdlRI modelRI,
+                                           uint32_t *modelRIId);
+
+ACL_FUNC_VISIBILITY aclError aclrtCreateLabel(aclrtLabel *label);
+ACL_FUNC_VISIBILITY aclError aclrtSetLabel(aclrtLabel label,
+                                           aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtDestroyLabel(aclrtLabel label);
+ACL_FUNC_VISIBILITY aclError aclrtCreateLabelList(aclrtLabel *labels,
+                                                  size_t num,
+                                                  aclrtLabelList *labelList);
+ACL_FUNC_VISIBILITY aclError aclrtDestroyLabelList(aclrtLabelList labelList);
+ACL_FUNC_VISIBILITY aclError aclrtSwitchLabelByIndex(void *ptr,
+                                                     uint32_t maxValue,
+                                                     aclrtLabelList labelList,
+                                                     aclrtStream stream);
 
 #ifdef __cplusplus
 }

@@ -60,6 +60,25 @@ aclError acl__code_of(evrt_status_t st) {
   case EVRT_ERROR_SYSTEM:
   case EVRT_ERROR_INTERNAL:
     return ACL_ERROR_RT_INTERNAL_ERROR;
+  /* capture: CANN's rtErrMap (errcode_manage.cc); a potentially unsafe
+   * call refused is 107030 instead (acl_mdl.c) */
+  case EVRT_ERROR_CAPTURE_UNSUPPORTED:
+    return ACL_ERROR_RT_STREAM_CAPTURED;
+  case EVRT_ERROR_CAPTURE_INVALIDATED:
+    return ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED;
+  case EVRT_ERROR_CAPTURE_MERGE:
+  case EVRT_ERROR_CAPTURE_ISOLATION:
+    return ACL_ERROR_RT_CAPTURE_DEPENDENCY;
+  case EVRT_ERROR_CAPTURE_UNMATCHED:
+    return ACL_ERROR_RT_STREAM_CAPTURE_UNMATCHED;
+  case EVRT_ERROR_CAPTURE_UNJOINED:
+    return ACL_ERROR_RT_STREAM_UNJOINED;
+  case EVRT_ERROR_CAPTURE_IMPLICIT:
+    return ACL_ERROR_RT_STREAM_CAPTURE_IMPLICIT;
+  case EVRT_ERROR_CAPTURE_WRONG_THREAD:
+    return ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD;
+  case EVRT_ERROR_CAPTURE_EVENT:
+    return ACL_ERROR_RT_EVENT_CAPTURED;
   case EVRT_ERROR_TASK_FAILED:
     /* the failing task's own code when it has one (acl__failure_code) */
     return ACL_ERROR_RT_VECTOR_CORE_EXCEPTION;

@@ -256,4 +256,16 @@ void acl__clear_device_errors(int device);
 /* Seconds; 0 = stream waits never time out. */
 extern atomic_uint acl__op_wait_timeout;
 
+/* ------------------------------------------- capture, models (acl_mdl.c) */
+/* 107029 unless stream h is capturing (external records and waits). */
+aclError acl__mdl_capturing(const char *fn, evrt_stream_t h);
+/* A potentially unsafe call (synchronous copies and fills): `code` if the
+ * capture modes refuse it now (the captures that refuse it are
+ * invalidated, evrt_capture_unsafe_call). */
+aclError acl__mdl_unsafe(const char *fn, aclError code);
+/* aclrtMemcpyAsync that would block (plain host memory) on stream h: on a
+ * capturing stream it is refused (107041) or, allowed, captured without
+ * blocking (*sync cleared). */
+aclError acl__mdl_blocking_copy(const char *fn, evrt_stream_t h, bool *sync);
+
 #endif

@@ -270,7 +270,8 @@ static aclError set_checks(const char *fn, void *p, size_t max, size_t count) {
 aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
                      aclrtMemcpyKind kind) {
   aclError r = copy_checks("aclrtMemcpy", dst, destMax, src, count, (int)kind);
-  if (r)
+  if (r || (r = acl__mdl_unsafe("aclrtMemcpy",
+                                ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT)))
     return r;
   evrt_check_access(src, count, EVRT_CHECK_READ); /* EVRT_CHECK */
   evrt_check_access(dst, count, EVRT_CHECK_WRITE);
@@ -307,6 +308,10 @@ aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
     sync = !find(dst, count, &b);
   else if (kind == ACL_MEMCPY_DEFAULT)
     sync = !find(src, count, &b) || !find(dst, count, &b);
+  /* A blocking copy is potentially unsafe during a capture; allowed, it is
+   * captured without the synchronize (acl_mdl.c). */
+  if (sync && (r = acl__mdl_blocking_copy(fn, h, &sync)))
+    return r;
   evrt_status_t st = evrt_memcpy_async(h, dst, src, count);
   if (st == EVRT_SUCCESS && sync)
     st = evrt_stream_synchronize(h);
@@ -317,6 +322,9 @@ aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value,
                      size_t count) {
   static const char fn[] = "aclrtMemset";
   aclError r = set_checks(fn, devPtr, maxCount, count);
+  if (r)
+    return r;
+  r = acl__mdl_unsafe(fn, ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT);
   if (r)
     return r;
   evrt_check_access(devPtr, count, EVRT_CHECK_WRITE); /* EVRT_CHECK */

@@ -137,7 +137,8 @@ class BuildWithLibevrt(build_ext):
                     "-pthread", "-Wl,-soname," + ACL_SONAME,
                     "-Wl,--version-script=" + os.path.join(
                         ROOT, "src", "acl", "ascendcl.map"),
-                    "-Wl,--no-undefined", "-Wl,-rpath,$ORIGIN"],
+                    "-Wl,--no-undefined", "-Wl,-Bsymbolic-functions",
+                    "-Wl,-rpath,$ORIGIN"],
                 # the layer's fp16 and random-number code use libm
                 libraries=["m"])
             ext.extra_objects.append(acl_lib)

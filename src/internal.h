@@ -81,6 +81,11 @@ void evrt__futex_wake(atomic_uint *addr, int count, int shared);
 uint64_t evrt__now_ns(void);
 int evrt__ncpu(void);
 void evrt__sleep_ns(uint64_t ns);
+/* A seq_cst fence, out of line (src/unix/os.c): gcc's ThreadSanitizer build
+ * refuses atomic_thread_fence once it is inlined into a caller
+ * (-Werror=tsan), and TSan does not model fences anyway.  For cold paths;
+ * exec.c's settle keeps its own inline fence. */
+void evrt__fence_seq_cst(void);
 /* An integer environment variable in [lo, hi]; dflt if unset or invalid. */
 long evrt__env_long(const char *name, long dflt, long lo, long hi);
 static inline void evrt__cpu_relax(void) {

@@ -249,13 +249,13 @@ void evrt__value_exec_write(struct evrt__item *it) {
 
 void evrt__value_written(const void *p, size_t n) {
   /* plain stores before: a fence for the pair (top of file) */
-  atomic_thread_fence(memory_order_seq_cst);
+  evrt__fence_seq_cst();
   if (n && atomic_load_explicit(&nwait, memory_order_relaxed))
     wake_range((uintptr_t)p, (uintptr_t)p + n);
 }
 
 void evrt__value_kick(void) {
-  atomic_thread_fence(memory_order_seq_cst);
+  evrt__fence_seq_cst();
   if (!atomic_load_explicit(&nkick, memory_order_relaxed))
     return;
   for (int i = 0; i < NBUCKETS; i++)

@@ -59,6 +59,10 @@ int evrt__ncpu(void) {
   return n > 0 ? (int)n : 1;
 }
 
+__attribute__((noinline)) void evrt__fence_seq_cst(void) {
+  atomic_thread_fence(memory_order_seq_cst);
+}
+
 void evrt__sleep_ns(uint64_t ns) {
   struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
   while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {

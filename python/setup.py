@@ -114,19 +114,15 @@ class BuildWithLibevrt(build_ext):
         os.makedirs(pkgdir, exist_ok=True)
         tmp = os.path.join(self.build_temp, "libevrt")
         # Flags of the CMake build's libevrt (see CMakeLists.txt).
-        macros = [("EVRT_BUILDING_LIBRARY", None), ("_GNU_SOURCE", None)]
-        # EVRT_CHECK names call sites with libdw, loaded at run time: only
-        # its header is needed, as in the CMake build.
-        if os.path.exists("/usr/include/elfutils/libdwfl.h"):
-            macros.append(("EVRT_HAVE_LIBDW", None))
         objs = self._compile(
-            _sources(*_core_patterns()), os.path.join(tmp, "core"), macros,
+            _sources(*_core_patterns()), os.path.join(tmp, "core"),
+            [("EVRT_BUILDING_LIBRARY", None), ("_GNU_SOURCE", None)],
             ["-fvisibility=hidden", "-fno-semantic-interposition",
              "-falign-functions=64"])
         lib = os.path.join(pkgdir, SONAME)
         self.compiler.link_shared_object(
             objs, lib, extra_postargs=[
-                "-pthread", "-ldl", "-Wl,-soname," + SONAME,
+                "-pthread", "-Wl,-soname," + SONAME,
                 "-Wl,--version-script=" + os.path.join(ROOT, "src", "evrt.map"),
                 "-Wl,--no-undefined", "-Wl,-Bsymbolic-functions"])
         ext.extra_objects.append(lib)
@@ -141,8 +137,10 @@ class BuildWithLibevrt(build_ext):
                     "-pthread", "-Wl,-soname," + ACL_SONAME,
                     "-Wl,--version-script=" + os.path.join(
                         ROOT, "src", "acl", "ascendcl.map"),
-                    "-Wl,--no-undefined", "-Wl,-rpath,$ORIGIN",
-                    "-lm"])  # the ACL layer's fp16 and random-number code
+                    "-Wl,--no-undefined", "-Wl,-Bsymbolic-functions",
+                    "-Wl,-rpath,$ORIGIN"],
+                # the layer's fp16 and random-number code use libm
+                libraries=["m"])
             ext.extra_objects.append(acl_lib)
         ext.extra_link_args.append("-Wl,-rpath,$ORIGIN")
 

@@ -114,8 +114,10 @@ static inline evrt_status_t latest_status(struct evrt__event *e) {
   /* The retry loop out of line: the first try is straight-line code. */
   if (EVRT_UNLIKELY(!latest_done_try(e, &done, &g)))
     done = latest_done_retry(e, &g);
-  if (!done)
-    return EVRT_NOT_READY;
+  if (!done) /* (or recorded inside a capture: an error, capture.c) */
+    return EVRT_UNLIKELY(evrt__captured_src((uintptr_t)g.src))
+               ? evrt__capture_event_misuse(e, "queried")
+               : EVRT_NOT_READY;
   if (EVRT_UNLIKELY(evrt__check_on))
     evrt__check_observe_event(e);
   return g.src ? evrt__error_check(g.src, g.target) : EVRT_SUCCESS;
@@ -403,11 +405,59 @@ evrt_status_t evrt_event_destroy(evrt_event_t h) {
   return EVRT_SUCCESS;
 }
 
+/* Under the event lock: make (s, target) the latest generation, number
+ * rec_no, with timestamp ts; the wait status starts over.  device >= 0
+ * fixes the event's device (its first record). */
+static inline __attribute__((always_inline)) void
+publish_locked(struct evrt__event *e, struct evrt__stream *s, int device,
+               uint64_t rec_no, uint64_t target, uint64_t ts) {
+  if (device >= 0)
+    atomic_store_explicit(&e->device, device, memory_order_relaxed);
+  atomic_store_explicit(&e->src, (uintptr_t)s, memory_order_release);
+  atomic_store_explicit(&e->target, target, memory_order_release);
+  atomic_store_explicit(&e->rec_no, rec_no, memory_order_release);
+  atomic_store_explicit(&e->ts, ts, memory_order_release);
+  atomic_store_explicit(&e->rec_thread, evrt__thread_id(), memory_order_relaxed);
+  e->nwrec = 0;
+}
+
+evrt_status_t evrt__event_publish(struct evrt__event *e, uint32_t ev_gen,
+                                  struct evrt__stream *s, int device,
+                                  uint64_t target, bool take_resource,
+                                  uint64_t *rec_no) {
+  evrt__event_lock(e);
+  if (evrt__obj_gen(&e->hdr) != ev_gen) {
+    evrt__event_unlock(e);
+    return evrt__fail(EVRT_ERROR_INVALID_HANDLE, "event destroyed");
+  }
+  int dev = atomic_load_explicit(&e->device, memory_order_relaxed);
+  if (dev >= 0 && dev != device) {
+    evrt__event_unlock(e);
+    return evrt__fail(EVRT_ERROR_DEVICE_MISMATCH,
+                      "event device %d does not match the recording device %d",
+                      dev, device);
+  }
+  /* Best effort: a graph's record node cannot fail when the graph runs. */
+  if (take_resource && !e->has_resource &&
+      !(e->flags & EVRT_EVENT_NO_LIMIT) && evrt__event_resource_take(device))
+    e->has_resource = true;
+  *rec_no = atomic_load_explicit(&e->rec_no, memory_order_relaxed) + 1;
+  publish_locked(e, s, dev < 0 ? device : -1, *rec_no, target, 0);
+  /* (a record inside a capture is a marker, not a generation to order by) */
+  if (EVRT_UNLIKELY(evrt__check_on) && !evrt__captured_src((uintptr_t)s))
+    evrt__check_record(e->id, s, *rec_no, target);
+  evrt__event_unlock(e);
+  return EVRT_SUCCESS;
+}
+
 evrt_status_t evrt_event_record(evrt_event_t eh, evrt_stream_t sh) {
   struct evrt__event *e = NULL;
   struct evrt__stream *s = NULL;
   evrt_status_t st = get_pair(eh, sh, &e, &s);
   if (EVRT_UNLIKELY(st))
+    return st;
+  if (EVRT_UNLIKELY(evrt__stream_capturing(s)) &&
+      evrt__capture_record(e, eh, s, EVRT_EVENT_RECORD_DEFAULT, &st))
     return st;
   if (IS_IPC(e))
     return evrt__ipc_record(e, s);
@@ -481,16 +531,8 @@ evrt_status_t evrt_event_record(evrt_event_t eh, evrt_stream_t sh) {
   }
   if (took)
     e->has_resource = true;
-  if (dev < 0)
-    atomic_store_explicit(&e->device, s->device, memory_order_relaxed);
-  atomic_store_explicit(&e->src, (uintptr_t)s, memory_order_release);
-  atomic_store_explicit(&e->target, target, memory_order_release);
-  atomic_store_explicit(&e->rec_no, rec_no, memory_order_release);
-  atomic_store_explicit(&e->ts, ts, memory_order_release);
-  atomic_store_explicit(&e->rec_thread, evrt__thread_id(), memory_order_relaxed);
-  /* A new generation: the wait status starts over, with the legacy waits
-   * that were waiting for this record (they bind to it now). */
-  e->nwrec = 0;
+  publish_locked(e, s, dev < 0 ? s->device : -1, rec_no, target, ts);
+  /* The legacy waits that were waiting for this record bind to it now. */
   nr = e->nr_waiters;
   e->nr_waiters = NULL;
   for (struct evrt__item *w = nr; w; w = w->u.ev.wnext) {
@@ -500,7 +542,7 @@ evrt_status_t evrt_event_record(evrt_event_t eh, evrt_stream_t sh) {
     wrec_add(e, w->owner, w->seq);
   }
   if (EVRT_UNLIKELY(evrt__check_on))
-    evrt__check_record(e, s, rec_no, target);
+    evrt__check_record(e->id, s, rec_no, target);
   evrt__event_unlock(e);
   if (EVRT_UNLIKELY(tracing) && !it)
     evrt__trace_record(s->device, s->id, e->id, rec_no, evrt__now_ns());
@@ -538,6 +580,8 @@ evrt_status_t evrt_event_query(evrt_event_t h) {
 static __attribute__((noinline)) evrt_status_t
 sync_wait(struct evrt__event *e, struct gen g, int64_t timeout_ns) {
   evrt_status_t st;
+  if (EVRT_UNLIKELY(evrt__captured_src((uintptr_t)g.src)))
+    return evrt__capture_event_misuse(e, "synchronized");
   if (evrt__tls_stream == g.src && g.target > evrt__tls_seq)
     return evrt__fail(EVRT_ERROR_WOULD_DEADLOCK,
                       "event synchronized from a host function of the stream "
@@ -560,6 +604,8 @@ evrt_status_t evrt_event_synchronize_timeout(evrt_event_t h,
   struct evrt__event *e = NULL;
   evrt_status_t st = get_event(h, &e);
   if (EVRT_UNLIKELY(st))
+    return st;
+  if (EVRT_UNLIKELY(evrt__any_capture()) && evrt__capture_sync_event(e, &st))
     return st;
   if (IS_IPC(e))
     return EVRT_UNLIKELY(evrt__check_on)
@@ -597,6 +643,9 @@ static evrt_status_t stream_wait(evrt_stream_t sh, evrt_event_t eh,
   evrt_status_t st = get_pair(eh, sh, &e, &s);
   if (EVRT_UNLIKELY(st))
     return st;
+  if (EVRT_UNLIKELY(evrt__stream_capturing(s)) &&
+      evrt__capture_wait(s, e, eh, EVRT_EVENT_WAIT_DEFAULT, &st))
+    return st;
   if (IS_IPC(e))
     return evrt__ipc_wait(e, s, timeout_ns);
   evrt__event_lock(e);
@@ -610,6 +659,12 @@ static evrt_status_t stream_wait(evrt_stream_t sh, evrt_event_t eh,
                                                       memory_order_relaxed);
   g.target = atomic_load_explicit(&e->target, memory_order_relaxed);
   g.rec_no = atomic_load_explicit(&e->rec_no, memory_order_relaxed);
+  if (EVRT_UNLIKELY(evrt__captured_src((uintptr_t)g.src))) {
+    /* recorded inside a capture: this stream joins it (a fork) */
+    uint32_t ev_gen = evrt__obj_gen(&e->hdr);
+    evrt__event_unlock(e);
+    return evrt__capture_fork(s, e, ev_gen, g.target, g.rec_no);
+  }
   bool next_record = !g.src && (e->flags & EVRT_EVENT_WAIT_NEXT_RECORD);
   if (!g.src && !next_record) {
     /* Rule 2: a never-recorded (or reset) event is an empty dependency. */
@@ -687,6 +742,8 @@ static evrt_status_t timing_of(struct evrt__event *e, const char *which,
     if (atomic_load_explicit(&e->lock, memory_order_relaxed) == s1)
       break;
   }
+  if (EVRT_UNLIKELY(evrt__captured_src((uintptr_t)g.src)))
+    return evrt__capture_event_misuse(e, "timed");
   if (!g.src)
     return evrt__fail(EVRT_ERROR_NOT_RECORDED, "%s event was never recorded",
                       which);
@@ -717,6 +774,10 @@ evrt_status_t evrt_event_elapsed_time(float *ms, evrt_event_t sh,
     return evrt__fail(EVRT_ERROR_TIMING_DISABLED,
                       "both events must be created with EVRT_EVENT_TIMING");
   struct gen ga = read_gen(a), gb = read_gen(b);
+  if (EVRT_UNLIKELY(evrt__captured_src((uintptr_t)ga.src) ||
+                    evrt__captured_src((uintptr_t)gb.src)))
+    return evrt__capture_event_misuse(
+        evrt__captured_src((uintptr_t)ga.src) ? a : b, "timed");
   if (!ga.src || !gb.src)
     return evrt__fail(EVRT_ERROR_NOT_RECORDED,
                       "both events must be recorded before elapsed time");
@@ -751,6 +812,9 @@ evrt_status_t evrt_event_reset(evrt_event_t eh, evrt_stream_t sh) {
   evrt_status_t st = get_pair(eh, sh, &e, &s);
   if (st)
     return st;
+  if (EVRT_UNLIKELY(evrt__stream_capturing(s)) &&
+      evrt__capture_reset(e, eh, s, &st))
+    return st;
   if (IS_IPC(e))
     return evrt__fail(EVRT_ERROR_NOT_SUPPORTED,
                       "interprocess events cannot be reset");
@@ -765,6 +829,11 @@ evrt_status_t evrt_event_reset(evrt_event_t eh, evrt_stream_t sh) {
     evrt__event_unlock(e);
     return evrt__fail(EVRT_ERROR_NOT_RECORDED,
                       "reset of an event that was never recorded");
+  }
+  if (EVRT_UNLIKELY(evrt__captured_src(
+          atomic_load_explicit(&e->src, memory_order_relaxed)))) {
+    evrt__event_unlock(e);
+    return evrt__capture_event_misuse(e, "reset outside its capture");
   }
   struct evrt__item *it = evrt__item_new(s);
   if (!it) {
@@ -794,6 +863,11 @@ evrt_status_t evrt_event_wait_status(evrt_event_t h) {
     evrt__event_unlock(e);
     return evrt__fail(EVRT_ERROR_INVALID_HANDLE, "event %p destroyed",
                       (void *)h);
+  }
+  if (EVRT_UNLIKELY(evrt__captured_src(
+          atomic_load_explicit(&e->src, memory_order_relaxed)))) {
+    evrt__event_unlock(e);
+    return evrt__capture_event_misuse(e, "asked for its wait status");
   }
   /* Any wait left after dropping the passed ones: a waiting stream has not
    * passed its wait yet. */
@@ -937,7 +1011,8 @@ bool evrt__event_bind_next_record(struct evrt__item *it, bool first) {
   } else {
     struct evrt__stream *src = (struct evrt__stream *)atomic_load_explicit(
         &e->src, memory_order_relaxed);
-    if (src) {
+    /* (a record inside a capture is no record for a legacy wait) */
+    if (src && !evrt__captured_src((uintptr_t)src)) {
       /* Recorded since the wait was enqueued: bind to the latest record. */
       it->u.ev.src = src;
       it->u.ev.target = atomic_load_explicit(&e->target, memory_order_relaxed);

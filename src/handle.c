@@ -77,7 +77,8 @@ static void tcache_key_make(void) { pthread_key_create(&tcache_key, tcache_flush
 
 evrt_status_t evrt__table_alloc(struct evrt__table *t, struct evrt__obj **out) {
   struct evrt__tcache *c = &evrt__tcaches[t->tag - 1];
-  if (EVRT_LIKELY(c->n)) {
+  /* (graphs have no thread cache: they are not made in hot loops) */
+  if (EVRT_LIKELY(t->tag != EVRT__TAG_GRAPH && c->n)) {
     *out = cached_slot(t, c->next[--c->n]);
     return EVRT_SUCCESS;
   }
@@ -125,6 +126,10 @@ static void global_push(struct evrt__table *t, struct evrt__obj *o) {
 }
 
 void evrt__table_release(struct evrt__table *t, struct evrt__obj *o) {
+  if (t->tag == EVRT__TAG_GRAPH) {
+    global_push(t, o);
+    return;
+  }
   struct evrt__tcache *c = &evrt__tcaches[t->tag - 1];
   if (EVRT_UNLIKELY(!c->table)) {
     pthread_once(&tcache_once, tcache_key_make);

@@ -82,21 +82,10 @@ class ExternalStream(Stream):
         return super().__new__(cls, device, stream_ptr=stream_ptr, **kwargs)
 
 
-class StreamContext(_contexts.StreamContext):
-    """Context manager behind ``evrt.stream(s)`` (torch's StreamContext).
-
-    The stream's device becomes the current device for the block; the
-    previous current streams of both devices and the device are restored on
-    exit.  ``None`` is a no-op.
-    """
-
-    _current_stream = current_stream
-    _set_stream = set_stream
-
-
-def stream(s):
-    """``with evrt.stream(s):`` runs the block with ``s`` as current stream."""
-    return StreamContext(s)
+# StreamContext and stream (evrt's own device context manager is evrt.device)
+_api = _contexts.module_api("evrt", "evrt", _f)
+StreamContext = _api["StreamContext"]
+stream = _api["stream"]
 
 
 @_contextlib.contextmanager

@@ -1,7 +1,9 @@
-"""The context managers that evrt, evrt.cuda and evrt.xpu share: torch's
-StreamContext (``with cuda.stream(s):``), the device context manager
-(``with cuda.device(1):``) and _DeviceGuard, each bound to one module's
-functions by a subclass."""
+"""What evrt, evrt.cuda and evrt.xpu share besides their C functions: the
+context managers of torch.cuda / torch.xpu (StreamContext, device,
+_DeviceGuard, device_of) and _get_device_index, made for one module by
+module_api()."""
+
+from . import _evrt
 
 
 class StreamContext:
@@ -47,34 +49,11 @@ class StreamContext:
         return False
 
 
-class DeviceContext:
-    """Context manager that changes the current device (torch.cuda.device).
-
-    ``device`` is an index, a device string or a device object; ``None`` or
-    a negative index makes it a no-op.
-    """
-
-    _exchange_device = None  # the module's _exchange_device
-    _get_device_index = None  # the module's _get_device_index
-
-    def __init__(self, device):
-        self.idx = type(self)._get_device_index(device, optional=True)
-        self.prev_idx = -1
-
-    def __enter__(self):
-        self.prev_idx = type(self)._exchange_device(self.idx)
-        return self
-
-    def __exit__(self, exc_type, exc, tb):
-        self.idx = type(self)._exchange_device(self.prev_idx)
-        return False
-
-
 class DeviceGuard:
     """Context manager that makes a device index current (torch's
     _DeviceGuard: the index is taken as is)."""
 
-    _exchange_device = None
+    _exchange_device = None  # the module's _exchange_device
 
     def __init__(self, index):
         self.idx = index
@@ -89,11 +68,23 @@ class DeviceGuard:
         return False
 
 
+class DeviceContext(DeviceGuard):
+    """Context manager that changes the current device (torch.cuda.device).
+
+    ``device`` is an index, a device string or a device object; ``None`` or
+    a negative index makes it a no-op.
+    """
+
+    _get_device_index = None  # the module's _get_device_index
+
+    def __init__(self, device):
+        super().__init__(type(self)._get_device_index(device, optional=True))
+
+
 def get_device_index(module_type, device_cls, device, optional=False,
                      allow_cpu=False):
     """torch.cuda._utils._get_device_index for a module of type
     ``module_type`` ('cuda', 'xpu' or 'evrt')."""
-    from . import _evrt
     if isinstance(device, bool):
         raise TypeError("a bool is not a device (got %r)" % (device,))
     if isinstance(device, int):
@@ -123,3 +114,67 @@ def get_device_index(module_type, device_cls, device, optional=False,
                          "an integer, but got:%s" % (device,))
     raise TypeError("device must be an int, a str or a device, not %s"
                     % type(device).__name__)
+
+
+def module_api(module_name, type_name, functions):
+    """The Python part of a torch.<type>-like module: _get_device_index,
+    device, _DeviceGuard, device_of, StreamContext and stream, bound to
+    ``functions`` (the module's C functions) and named as members of
+    ``module_name``."""
+    exchange = functions["_exchange_device"]
+
+    def index_of(device, optional=False, allow_cpu=False):
+        return get_device_index(type_name, device_cls, device, optional,
+                                allow_cpu)
+
+    class device(DeviceContext):
+        _exchange_device = exchange
+        _get_device_index = staticmethod(index_of)
+
+    device_cls = device
+
+    class _DeviceGuard(DeviceGuard):
+        _exchange_device = exchange
+
+    class device_of(device):
+        def __init__(self, obj):
+            dev = getattr(obj, "device", None)
+            idx = dev.index if getattr(dev, "type", None) == type_name else -1
+            super().__init__(-1 if idx is None else idx)
+
+    class StreamContext_(StreamContext):
+        _current_stream = functions["current_stream"]
+        _set_stream = functions["set_stream"]
+
+    def stream(stream):
+        return StreamContext_(stream)
+
+    an = "an" if type_name[0] in "aeiou" else "a"
+    docs = {
+        "_get_device_index": "torch.%s._utils._get_device_index: the index "
+                             "of a device argument." % type_name,
+        "device": "Context manager that changes the current device "
+                  "(torch.%s.device).\n\nArgs:\n    device (device or int): "
+                  "the device; None or a negative int: no-op." % type_name,
+        "_DeviceGuard": "Context manager that makes a device index current "
+                        "(torch.%s._DeviceGuard)." % type_name,
+        "device_of": "Context manager that makes the device of ``obj`` "
+                     "current (a no-op for an object not on %s %s device)."
+                     % (an, type_name),
+        "StreamContext": "Context manager that selects a given stream "
+                         "(torch.%s.StreamContext): the stream's device "
+                         "becomes current for the block, and the previous "
+                         "streams of both devices and the device are "
+                         "restored.\n\nArgs:\n    stream (Stream): the "
+                         "stream; None makes it a no-op." % type_name,
+        "stream": "``with %s.stream(s):`` runs the block with ``s`` as the "
+                  "current stream (a StreamContext)." % module_name,
+    }
+    api = {"_get_device_index": index_of, "device": device,
+           "_DeviceGuard": _DeviceGuard, "device_of": device_of,
+           "StreamContext": StreamContext_, "stream": stream}
+    for name, obj in api.items():
+        obj.__name__ = obj.__qualname__ = name
+        obj.__module__ = module_name
+        obj.__doc__ = docs[name]
+    return api

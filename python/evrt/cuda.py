@@ -62,51 +62,5 @@ class ExternalStream(Stream):
         return super().__new__(cls, device, stream_ptr=stream_ptr, **kwargs)
 
 
-def _get_device_index(device, optional=False, allow_cpu=False):
-    """torch.cuda._utils._get_device_index."""
-    return _contexts.get_device_index("cuda", device_cls, device, optional,
-                                      allow_cpu)
-
-
-class device(_contexts.DeviceContext):
-    """Context manager that changes the current device (torch.cuda.device).
-
-    Args:
-        device (device or int): the device; None or a negative int: no-op.
-    """
-
-    _exchange_device = _exchange_device
-    _get_device_index = staticmethod(_get_device_index)
-
-
-device_cls = device
-
-
-class _DeviceGuard(_contexts.DeviceGuard):
-    _exchange_device = _exchange_device
-
-
-class device_of(device):
-    """Context manager that makes the device of ``obj`` current (no-op for
-    an object that is not on a cuda device)."""
-
-    def __init__(self, obj):
-        dev = getattr(obj, "device", None)
-        idx = dev.index if getattr(dev, "type", None) == "cuda" else -1
-        super().__init__(-1 if idx is None else idx)
-
-
-class StreamContext(_contexts.StreamContext):
-    """Context manager that selects a given stream (torch.cuda.StreamContext).
-
-    Args:
-        stream (Stream): the stream; None makes it a no-op.
-    """
-
-    _current_stream = current_stream
-    _set_stream = set_stream
-
-
-def stream(stream):
-    """``with evrt.cuda.stream(s):`` runs the block with ``s`` current."""
-    return StreamContext(stream)
+# _get_device_index, device, _DeviceGuard, device_of, StreamContext, stream
+globals().update(_contexts.module_api("evrt.cuda", "cuda", _f))

@@ -41,51 +41,5 @@ Stream = _evrt._XpuStream
 Event = _evrt._XpuEvent
 
 
-def _get_device_index(device, optional=False, allow_cpu=False):
-    """torch.xpu._utils._get_device_index."""
-    return _contexts.get_device_index("xpu", device_cls, device, optional,
-                                      allow_cpu)
-
-
-class device(_contexts.DeviceContext):
-    """Context manager that changes the current device (torch.xpu.device).
-
-    Args:
-        device (device or int): the device; None or a negative int: no-op.
-    """
-
-    _exchange_device = _exchange_device
-    _get_device_index = staticmethod(_get_device_index)
-
-
-device_cls = device
-
-
-class _DeviceGuard(_contexts.DeviceGuard):
-    _exchange_device = _exchange_device
-
-
-class device_of(device):
-    """Context manager that makes the device of ``obj`` current (no-op for
-    an object that is not on an xpu device)."""
-
-    def __init__(self, obj):
-        dev = getattr(obj, "device", None)
-        idx = dev.index if getattr(dev, "type", None) == "xpu" else -1
-        super().__init__(-1 if idx is None else idx)
-
-
-class StreamContext(_contexts.StreamContext):
-    """Context manager that selects a given stream (torch.xpu.StreamContext).
-
-    Args:
-        stream (Stream): the stream; None makes it a no-op.
-    """
-
-    _current_stream = current_stream
-    _set_stream = set_stream
-
-
-def stream(stream):
-    """``with evrt.xpu.stream(s):`` runs the block with ``s`` current."""
-    return StreamContext(stream)
+# _get_device_index, device, _DeviceGuard, device_of, StreamContext, stream
+globals().update(_contexts.module_api("evrt.xpu", "xpu", _f))

@@ -10,6 +10,10 @@
  *    EVRT_NOT_READY is a normal status (query of pending work), not a failure.
  *  - Handles are opaque, validated ids with a generation tag: NULL, destroyed,
  *    double-destroyed or forged handles give EVRT_ERROR_INVALID_HANDLE.
+ *    Except: a NULL stream stands for the calling thread's current device's
+ *    default stream wherever a stream is taken (as CUDA's stream 0 and
+ *    ACL's NULL stream do); evrt_stream_destroy(NULL) is
+ *    EVRT_ERROR_NOT_PERMITTED, as for any default stream.
  *  - A failing call changes nothing.  evrt_last_error_message() gives the
  *    detail of the last failure on the calling thread.
  *  - Times are in nanoseconds unless the name says otherwise; a negative
@@ -88,6 +92,7 @@ extern "C" {
   XX(ERROR_SHUTDOWN, 117, "library has been shut down")                        \
   XX(ERROR_SYSTEM, 118, "operating system call failed")                        \
   XX(ERROR_INTERNAL, 119, "internal error")                                   \
+  XX(ERROR_DEADLOCK, 120, "awaited streams wait on each other (EVRT_CHECK)") \
   /* failures (numbered from 140: other blocks take the values after 119) */ \
   XX(ERROR_TASK_FAILED, 140, "a task of the stream failed")                   \
   XX(ERROR_ABORTED, 141, "queued work of the stream was discarded by an "     \
@@ -368,7 +373,9 @@ typedef struct evrt_ipc_event_handle {
 EVRT_EXPORT evrt_status_t evrt_event_ipc_handle(evrt_event_t event,
                                                 evrt_ipc_event_handle_t *handle);
 /* Open a handle exported by another process.  The event has timing off and
- * may be queried, synchronized, waited on and recorded. */
+ * may be queried, synchronized, waited on and recorded, on a stream of any
+ * device (its device is the exporter's).  The handle of an event that its
+ * exporter destroyed gives EVRT_ERROR_INVALID_HANDLE. */
 /* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_event_ipc_open(evrt_event_t *event,
                                               const evrt_ipc_event_handle_t *handle);
@@ -510,6 +517,15 @@ EVRT_EXPORT evrt_status_t evrt_stream_wait_value64(evrt_stream_t stream,
                                                    uint64_t *addr,
                                                    uint64_t value,
                                                    unsigned flags);
+/* Same, ending the wait after timeout_ns (from the call; negative: never):
+ * the stream goes on and the timeout is counted in
+ * evrt_stream_wait_failures(), as for evrt_stream_wait_event_timeout. */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_stream_wait_value64_timeout(evrt_stream_t stream,
+                                                           uint64_t *addr,
+                                                           uint64_t value,
+                                                           unsigned flags,
+                                                           int64_t timeout_ns);
 /* Store value into *addr when the stream reaches it (flags: 0). */
 /* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_stream_write_value64(evrt_stream_t stream,
@@ -537,6 +553,105 @@ EVRT_EXPORT evrt_status_t evrt_value_notify(const void *addr, size_t bytes);
 EVRT_EXPORT evrt_status_t evrt_device_launch_host_func(int device,
                                                        evrt_host_fn fn,
                                                        void *user_data);
+
+/* Synchronization checker (EVRT_CHECK=1 in the environment; docs/check.md).
+ * With the checker on, evrt checks the happens-before order of every access
+ * it sees (its copies and fills, and what is declared here) and reports
+ * data races, uses after free, unsynchronized host accesses and deadlocks
+ * on stderr ("evrt-check: KIND ..."); the process then exits with status 66
+ * (EVRT_CHECK_EXITCODE=N changes it, 0 keeps the program's own).  With the
+ * checker off these calls check their arguments and return at once. */
+
+#define EVRT_CHECK_READ 0x1u
+#define EVRT_CHECK_WRITE 0x2u
+
+/* 1 if the checker is on in this process, else 0. */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT int evrt_check_enabled(void);
+/* Declare that the calling code reads and/or writes [ptr, ptr + bytes):
+ * from a host function it is an access of that work item (in its stream's
+ * order), elsewhere an access of the calling host thread.  mode is
+ * EVRT_CHECK_READ, EVRT_CHECK_WRITE or both. */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_check_access(const void *ptr, size_t bytes,
+                                            unsigned mode);
+/* An allocator hands out [ptr, ptr + bytes): work not ordered after this
+ * call that touches it is reported as a use after free (of its earlier
+ * life). */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_check_alloc(const void *ptr, size_t bytes);
+/* The block is freed: work not ordered before this call that touches it,
+ * now or later, is reported as a use after free.  release(ptr) gives the
+ * memory back: at once with the checker off; with it on, after a
+ * quarantine, so that a late access is reported instead of hitting reused
+ * memory.  release may be NULL (the caller frees the memory itself). */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_check_free(void *ptr, size_t bytes,
+                                          void (*release)(void *ptr));
+/* Synchronization between host threads (or host functions) that evrt does
+ * not see: a flag, a mutex, a condition variable, a thread join.  Call
+ * evrt_check_release(sync) after the writes it publishes and
+ * evrt_check_acquire(sync) after observing it (sync: any address naming
+ * the synchronization object): everything before the release is then
+ * ordered before everything after the acquire. */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_check_release(const void *sync);
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_check_acquire(const void *sync);
+/* Name the call site of the calling thread's next evrt calls in reports
+ * (a language binding passes its own source position, "train.py:42 (step)";
+ * at most 255 bytes kept), instead of the C stack; NULL goes back to the
+ * stack. */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_check_site(const char *where);
+/* Number of findings so far (each occurrence; 0 with the checker off). */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT uint64_t evrt_check_findings(void);
+
+/* ------------------------------------------------------------------------ */
+/* Interprocess memory (docs/design.md, "Interprocess memory"): memory
+ * shareable with other processes of the same user.  evrt_ipc_mem_alloc
+ * gives page-aligned, zero-filled memory (a memfd: each block holds a file
+ * descriptor while it lives; the process's soft descriptor limit is raised
+ * to its hard limit at the first one).  A page-aligned range of it is
+ * exported under a key (64 hex digits and a NUL); another process imports
+ * the key and maps the same pages.  Unless exported with
+ * EVRT_IPC_MEM_NO_PID_CHECK, only the processes whose pids the exporter set
+ * may import.  Nothing outlives the processes: no file is left after a
+ * crash. */
+
+#define EVRT_IPC_MEM_KEY_SIZE 65
+#define EVRT_IPC_MEM_NO_PID_CHECK 0x1u
+
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_ipc_mem_alloc(size_t bytes, void **ptr);
+/* The exporter's memory (importers keep their mappings until they close). */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_ipc_mem_free(void *ptr);
+/* Export [ptr, ptr + bytes) of memory from evrt_ipc_mem_alloc (ptr
+ * page-aligned).  One export per block: exporting the same range with the
+ * same flags again gives the same key, anything else is
+ * EVRT_ERROR_NOT_PERMITTED. */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_ipc_mem_export(void *ptr, size_t bytes,
+                                              unsigned flags,
+                                              char key[EVRT_IPC_MEM_KEY_SIZE]);
+/* Add pids to the key's import whitelist (the exporter only). */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_ipc_mem_set_import_pids(const char *key,
+                                                       const int32_t *pids,
+                                                       size_t n);
+/* Map the memory of a key exported by another process (flags: 0).  Errors:
+ * EVRT_ERROR_IPC_HANDLE (malformed, forged, stale, freed or closed key),
+ * EVRT_ERROR_IPC_SAME_PROCESS, EVRT_ERROR_PEER_LOST (the exporter died),
+ * EVRT_ERROR_NOT_PERMITTED (not whitelisted). */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_ipc_mem_import(const char *key, unsigned flags,
+                                              void **ptr, size_t *bytes);
+/* Importer: unmap.  Exporter: later imports fail; the memory stays (and
+ * importers' mappings stay valid) until evrt_ipc_mem_free. */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_ipc_mem_close(const char *key);
 
 /* ------------------------------------------------------------------------ */
 /* Tracing (Chrome trace-event JSON; also EVRT_TRACE=path.json) */

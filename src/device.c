@@ -66,6 +66,10 @@ evrt_status_t evrt_get_device(int *device) {
   return EVRT_SUCCESS;
 }
 
+struct evrt__stream *evrt__stream_null_default(void) {
+  return evrt__devices[evrt__tls_device].def;
+}
+
 evrt_status_t evrt_stream_default(int device, evrt_stream_t *stream) {
   evrt_status_t st = evrt__ready();
   if (st)
@@ -139,6 +143,8 @@ evrt_status_t evrt_device_synchronize_timeout(int device, int64_t timeout_ns) {
         !atomic_load_explicit(&s->destroyed, memory_order_relaxed))
       failed = s;
   }
+  if (EVRT_UNLIKELY(evrt__check_on) && !failed)
+    evrt__check_observe_device(device);
   return failed ? evrt__error_check(failed, UINT64_MAX) : EVRT_SUCCESS;
 }
 

@@ -116,6 +116,8 @@ static inline evrt_status_t latest_status(struct evrt__event *e) {
     done = latest_done_retry(e, &g);
   if (!done)
     return EVRT_NOT_READY;
+  if (EVRT_UNLIKELY(evrt__check_on))
+    evrt__check_observe_event(e);
   return g.src ? evrt__error_check(g.src, g.target) : EVRT_SUCCESS;
 }
 
@@ -137,18 +139,24 @@ get_event(evrt_event_t h, struct evrt__event **out) {
 }
 
 static inline __attribute__((always_inline)) evrt_status_t
-get_pair(evrt_event_t eh, evrt_stream_t sh,
+get_pair_(evrt_event_t eh, evrt_stream_t *sh,
                               struct evrt__event **e, struct evrt__stream **s) {
   evrt_status_t st = get_event(eh, e);
   if (EVRT_UNLIKELY(st))
     return st;
-  *s = evrt__stream_get(sh);
-  if (EVRT_UNLIKELY(!*s))
-    return evrt__fail(EVRT_ERROR_INVALID_HANDLE,
-                      "stream %p is NULL, destroyed or not a stream",
-                      (void *)sh);
+  *s = evrt__stream_get(*sh);
+  if (EVRT_UNLIKELY(!*s)) {
+    if (*sh)
+      return evrt__fail(EVRT_ERROR_INVALID_HANDLE,
+                        "stream %p is destroyed or not a stream", (void *)*sh);
+    *s = evrt__stream_null_default();
+    *sh = evrt__stream_handle(*s);
+  }
   return EVRT_SUCCESS;
 }
+/* Rewrites the caller's stream variable: NULL becomes the handle of the
+ * current device's default stream (evrt__stream_null_default). */
+#define get_pair(eh, sh, e, s) get_pair_((eh), &(sh), (e), (s))
 
 /* Under the event lock: is the handle still this incarnation? */
 static inline bool same_incarnation(struct evrt__event *e, evrt_event_t h) {
@@ -491,6 +499,8 @@ evrt_status_t evrt_event_record(evrt_event_t eh, evrt_stream_t sh) {
     w->u.ev.rec_no = rec_no;
     wrec_add(e, w->owner, w->seq);
   }
+  if (EVRT_UNLIKELY(evrt__check_on))
+    evrt__check_record(e->id, s, rec_no, target);
   evrt__event_unlock(e);
   if (EVRT_UNLIKELY(tracing) && !it)
     evrt__trace_record(s->device, s->id, e->id, rec_no, evrt__now_ns());
@@ -505,7 +515,9 @@ query_slow(evrt_event_t h) {
   if (st)
     return st;
   if (IS_IPC(e))
-    return evrt__ipc_query(e);
+    return EVRT_UNLIKELY(evrt__check_on) ? evrt__check_ipc_observed(
+                                               e, evrt__ipc_query(e))
+                                         : evrt__ipc_query(e);
   return latest_status(e);
 }
 
@@ -538,6 +550,8 @@ sync_wait(struct evrt__event *e, struct gen g, int64_t timeout_ns) {
   if (st == EVRT_ERROR_TIMEOUT)
     return evrt__fail(st, "event generation %llu not complete after %lld ns",
                       (unsigned long long)g.rec_no, (long long)timeout_ns);
+  if (EVRT_UNLIKELY(evrt__check_on) && !st)
+    evrt__check_observe_event(e);
   return st ? st : evrt__error_check(g.src, g.target);
 }
 
@@ -548,10 +562,15 @@ evrt_status_t evrt_event_synchronize_timeout(evrt_event_t h,
   if (EVRT_UNLIKELY(st))
     return st;
   if (IS_IPC(e))
-    return evrt__ipc_sync(e, timeout_ns);
+    return EVRT_UNLIKELY(evrt__check_on)
+               ? evrt__check_ipc_observed(e, evrt__ipc_sync(e, timeout_ns))
+               : evrt__ipc_sync(e, timeout_ns);
   struct gen g = read_gen(e);
-  if (gen_done(&g))
+  if (gen_done(&g)) {
+    if (EVRT_UNLIKELY(evrt__check_on))
+      evrt__check_observe_event(e);
     return g.src ? evrt__error_check(g.src, g.target) : EVRT_SUCCESS;
+  }
   return sync_wait(e, g, timeout_ns);
 }
 
@@ -603,6 +622,8 @@ static evrt_status_t stream_wait(evrt_stream_t sh, evrt_event_t eh,
       evrt__done(s) >= atomic_load_explicit(&s->enq_seq, memory_order_acquire)) {
     /* Satisfied already and the waiting stream is idle: it has passed the
      * wait the moment it was made.  No item, no wake-up. */
+    if (EVRT_UNLIKELY(evrt__check_on))
+      evrt__check_wait_skipped(s, e, g.rec_no);
     evrt__event_unlock(e);
     if (EVRT_TRACING())
       trace_skipped_wait(s, e, &g);

@@ -30,6 +30,7 @@
 
 #include "evrt.h"
 #include "trace.h"
+#include "check/check.h" /* EVRT_CHECK hooks */
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -124,7 +125,16 @@ long evrt__test_fail_alloc_at(long n);
 #endif
 
 /* ----------------------------------------------------------- lifecycle */
-enum { EVRT__UNINIT = 0, EVRT__RUNNING, EVRT__SHUTDOWN, EVRT__FORKED };
+/* UNINIT -> INITIALIZING (one thread's CAS) -> RUNNING, or back to UNINIT
+ * if init failed; RUNNING -> SHUTDOWN; in a forked child INITIALIZING or
+ * RUNNING -> FORKED (src/init.c). */
+enum {
+  EVRT__UNINIT = 0,
+  EVRT__RUNNING,
+  EVRT__SHUTDOWN,
+  EVRT__FORKED,
+  EVRT__INITIALIZING
+};
 extern atomic_int evrt__lib_state;
 evrt_status_t evrt__init_slow(void);
 /* The fast test of evrt__ready(): false sends the caller to its slow path,
@@ -390,12 +400,14 @@ struct evrt__item {
       uint32_t flags;          /* EVRT_VALUE_WAIT_* (waits), 0 (writes) */
       struct evrt__item *vnext; /* link in its bucket while parked */
       uint64_t poll_ns;         /* EVRT_VALUE_WAIT_POLL: next poll period */
+      uint64_t end;             /* timeout (ns, CLOCK_MONOTONIC), 0 none */
     } val;
   } u;
   struct evrt__item *next;            /* recycle lists */
   uint64_t deadline;  /* delay / wait-timeout deadline (ns), 0 none */
   uint64_t t_start;   /* when the worker first reached it (traces), 0 */
   char label[24];
+  void *check; /* EVRT_CHECK: struct evrt__citem (src/check) */
 };
 
 
@@ -496,6 +508,8 @@ struct evrt__stream {
     evrt_host_fn_status fn;
     void *user;
   } fail;
+  /* EVRT_CHECK: one per slot, set before the first publish (src/check) */
+  _Atomic(struct evrt__cstream *) check;
   struct evrt__item stub;
 };
 
@@ -638,6 +652,12 @@ extern int evrt__ndevices;
 extern struct evrt__device *evrt__devices;
 extern EVRT_TLS int evrt__tls_device;
 evrt_status_t evrt__devices_init(void);
+/* A NULL stream handle stands for the calling thread's current device's
+ * default stream, as CUDA's stream 0 and ACL's NULL stream do: the stream
+ * lookups of the public entry points call this (out of line, so never on
+ * their fast path) when the lookup of a NULL handle failed, with the
+ * library ready. */
+struct evrt__stream *evrt__stream_null_default(void);
 bool evrt__event_resource_take(int device);
 void evrt__event_resource_give(int device);
 

@@ -44,11 +44,19 @@ bool evrt__ipc_proc_info(int pid, uint64_t *start) {
   return true;
 }
 
+/* Start times are compared on 42 bits, the width the recorders' table
+ * keeps (ipc.h): 1,394 years of clock ticks at 100 Hz. */
+#define START_MASK ((1ull << (64 - EVRT__IPC_PID_BITS)) - 1)
+
 bool evrt__ipc_alive(int pid, uint64_t start) {
-  if (pid == evrt__ipc_my_pid && start == evrt__ipc_my_start)
+  if (pid <= 0)
+    return false;
+  if (pid == evrt__ipc_my_pid &&
+      (start & START_MASK) == (evrt__ipc_my_start & START_MASK))
     return true;
   uint64_t s;
-  return evrt__ipc_proc_info(pid, &s) && s == start;
+  return evrt__ipc_proc_info(pid, &s) &&
+         (s & START_MASK) == (start & START_MASK);
 }
 
 void evrt__ipc_init_self(void) {

@@ -1,75 +1,15 @@
 /*
- * ipc_proto.c - interprocess events: generations in the shared segment
- * (record, complete, query, synchronize, stream wait).
+ * ipc_proto.c - an interprocess event's record, query, synchronize and
+ * stream wait in this process, over its generation ring (ipc_ring.c says
+ * how generations are claimed and completed across processes; ipc_shm.c
+ * how the segment is shared; docs/design.md section 8 the whole design).
  *
- * Layout.  The exporter keeps the event's shared state in a 64 KiB memfd
- * ("evrt-ipc") mapped MAP_SHARED.  The 64-byte handle names the exporter's
- * pid, its start time (to detect pid reuse), the memfd's descriptor number
- * and a random nonce; an importer opens /proc/<pid>/fd/<fd>, checks that it is
- * an evrt memfd of the right size whose header carries the nonce, and maps
- * it.  No name is ever created in /dev/shm, so nothing is left behind by a
- * normal exit or a crash: the memory goes when the last process unmaps it.
- *
- * Generations.  rec_no in the shared header is the latest generation; each
- * generation g owns ring slot g % 2048 (RING), whose word is (g << 1 | done)
- * and which also names the recording process (pid + start time).  A record
- * takes the shared lock, fills the slot, then publishes rec_no (release).  A
- * slot is reused only after it is done (a record that would reuse a pending
- * one fails with EVRT_ERROR_EVENT_LIMIT), so a waiter bound to g that finds
- * another generation in its slot knows g completed.  Completion is a CAS of
- * the word followed by a bump of the shared futex word `seq` and a
- * FUTEX_WAKE when `nwaiters` says someone sleeps (the Dekker pair: waiter
- * increments nwaiters then re-reads the slot; completer writes the slot then
- * reads nwaiters, all seq_cst).
- *
- * Robustness.  The shared lock word holds the owner's pid; a process that
- * finds it held by a dead process takes it over, and everything the lock
- * protects is rewritten by the next record, so a crashed peer can neither
- * block nor corrupt the others.  Waiters on a pending generation check that
- * its recorder is alive every 50 ms and give up with EVRT_ERROR_PEER_LOST.
- *
- * Streams of this process that wait on an interprocess generation are parked
- * and watched by one watcher thread, which sleeps in futex_waitv on the
- * shared futex words of every watched event (plus a private kick word).
- *
- * Locks: watch.lock is a leaf (owners are resumed after releasing it); the
- * shared lock is taken by a record, under the event's lock.
+ * Locks: the event's lock (a spin lock) only around reading or attaching
+ * its map and its local fields; no system call and no wait on another
+ * process under it.  Nothing here waits for another process to make
+ * progress except a synchronize, which sleeps on the futex word.
  */
 #include "ipc.h"
-
-#include <limits.h>
-
-/* --------------------------------------------------------- generations */
-
-static void wake_all(struct evrt__ipc_shm *m) {
-  atomic_fetch_add_explicit(&m->seq, 1, memory_order_seq_cst);
-  if (atomic_load_explicit(&m->nwaiters, memory_order_seq_cst))
-    evrt__futex_wake(&m->seq, INT_MAX, 1);
-}
-
-static void complete(struct evrt__ipc_shm *m, uint64_t g) {
-  struct evrt__ipc_slot *sl = &m->ring[g % EVRT__IPC_RING];
-  uint64_t w = g << 1;
-  /* seq_cst: pairs with the waiter's nwaiters increment (see top) */
-  atomic_compare_exchange_strong_explicit(
-      &sl->word, &w, (g << 1) | 1, memory_order_seq_cst, memory_order_relaxed);
-  wake_all(m);
-}
-
-/* 1 done, 0 pending, -1 pending and its recorder is dead */
-int evrt__ipc_gen_state(struct evrt__ipc_shm *m, uint64_t g, bool check_peer) {
-  if (g == 0)
-    return 1;
-  struct evrt__ipc_slot *sl = &m->ring[g % EVRT__IPC_RING];
-  uint64_t w = atomic_load_explicit(&sl->word, memory_order_seq_cst);
-  if ((w >> 1) != g || (w & 1))
-    return 1; /* done, or the slot moved on (only after g was done) */
-  if (check_peer &&
-      !evrt__ipc_alive(atomic_load_explicit(&sl->pid, memory_order_relaxed),
-                       atomic_load_explicit(&sl->start, memory_order_relaxed)))
-    return -1;
-  return 0;
-}
 
 /* Under e's lock: is e (still) a live interprocess event?  The callers
  * found it so before taking the lock; a destroy since (or a destroy and a
@@ -79,82 +19,166 @@ bool evrt__ipc_live(struct evrt__event *e) {
   return evrt__obj_live(&e->hdr) && (e->flags & EVRT_EVENT_INTERPROCESS);
 }
 
-evrt_status_t evrt__ipc_record(struct evrt__event *e, struct evrt__stream *s) {
-  evrt__event_lock(e);
-  if (!evrt__ipc_live(e)) {
-    evrt__event_unlock(e);
-    return evrt__fail(EVRT_ERROR_INVALID_HANDLE, "event destroyed");
-  }
+evrt_status_t evrt__ipc_record_device(struct evrt__event *e, int device) {
+  /* An imported event records on a stream of any device of this process
+   * (CANN's multi-device IPC sample opens on device 1 an event exported on
+   * device 0 and records it there): its generations live in the shared
+   * segment, not on a device, and its device is the exporter's.  The
+   * exporter's own event keeps rule 3: the device fixed at its first
+   * record or export. */
+  if (e->imported)
+    return EVRT_SUCCESS;
   int dev = atomic_load_explicit(&e->device, memory_order_relaxed);
-  if (dev >= 0 && dev != s->device) {
-    evrt__event_unlock(e);
+  if (dev >= 0 && dev != device)
     return evrt__fail(EVRT_ERROR_DEVICE_MISMATCH,
                       "event device %d does not match recording stream's "
                       "device %d",
-                      dev, s->device);
+                      dev, device);
+  return EVRT_SUCCESS;
+}
+
+/* The record's generation g is claimed (e's lock held, e live with this
+ * map): the local fields that get_info shows. */
+static void record_local(struct evrt__event *e, uint64_t g) {
+  /* Records racing on other threads may get here in either order: the
+   * count shown by get_info only grows. */
+  if (g > atomic_load_explicit(&e->rec_no, memory_order_relaxed)) {
+    atomic_store_explicit(&e->rec_no, g, memory_order_relaxed);
+    atomic_store_explicit(&e->rec_thread, evrt_thread_id(),
+                          memory_order_relaxed);
   }
-  evrt_status_t st = evrt__ipc_ensure_shared(e, s->device);
-  struct evrt__ipc_map *map = evrt__ipc_map_of(e);
-  if (st) {
-    evrt__event_unlock(e);
+}
+
+static void fill_item(struct evrt__item *it, struct evrt__ipc_map *map,
+                      uint64_t g, uint64_t id) {
+  it->kind = EVRT__ITEM_RECORD;
+  it->u.ev.ev = NULL;
+  it->u.ev.ipc = map; /* a reference of the item's own */
+  it->u.ev.target = g;
+  it->u.ev.rec_no = g;
+  it->u.ev.ev_id = id;
+}
+
+/* A record that could not take the fast path: a first record (no segment
+ * yet), this process's first record of the event (registration), a ring
+ * slot whose recorder's liveness must be read from /proc, or a lost race.
+ * Here system calls are made without e's lock: the map is held by a
+ * reference. */
+static evrt_status_t record_slow(struct evrt__event *e,
+                                 struct evrt__stream *s) {
+  struct evrt__ipc_map *map = NULL;
+  evrt_status_t st = evrt__ipc_event_map(e, s->device, true, &map, NULL);
+  if (st)
     return st;
+  unsigned me = evrt__ipc_recorder(map);
+  if (!me) {
+    evrt__ipc_map_unref(map);
+    return evrt__fail(EVRT_ERROR_EVENT_LIMIT,
+                      "%d live processes have recorded this interprocess "
+                      "event; no room for another",
+                      EVRT__IPC_RECORDERS);
   }
   struct evrt__item *it = evrt__item_new(s);
   if (!it) {
-    evrt__event_unlock(e);
+    evrt__ipc_map_unref(map);
     return evrt__fail(EVRT_ERROR_OUT_OF_MEMORY, "cannot allocate record item");
   }
   struct evrt__ipc_shm *m = map->shm;
-  evrt__ipc_lock(m);
-  uint64_t g = atomic_load_explicit(&m->rec_no, memory_order_relaxed) + 1;
-  struct evrt__ipc_slot *sl = &m->ring[g % EVRT__IPC_RING];
-  uint64_t w = atomic_load_explicit(&sl->word, memory_order_acquire);
-  if (!(w == 0 || (w & 1) ||
-        !evrt__ipc_alive(
-            atomic_load_explicit(&sl->pid, memory_order_relaxed),
-            atomic_load_explicit(&sl->start, memory_order_relaxed)))) {
-    /* The slot's generation (RING records ago) is still pending: reusing it
-     * would break the waiters bound to it.  A clear error rather than a
-     * blocking record (that could wait on work queued behind it). */
-    evrt__ipc_unlock(m);
+  uint64_t g = evrt__ipc_claim(m, me);
+  if (!g) {
     evrt__item_discard(s, it);
-    evrt__event_unlock(e);
+    evrt__ipc_map_unref(map);
     return evrt__fail(EVRT_ERROR_EVENT_LIMIT,
                       "%d generations of this interprocess event are pending; "
                       "synchronize before recording again",
                       EVRT__IPC_RING);
   }
-  atomic_store_explicit(&sl->pid, evrt__ipc_my_pid, memory_order_relaxed);
-  atomic_store_explicit(&sl->start, evrt__ipc_my_start, memory_order_relaxed);
-  atomic_store_explicit(&sl->word, g << 1, memory_order_relaxed);
-  /* release: importers that read rec_no == g see the slot filled */
-  atomic_store_explicit(&m->rec_no, g, memory_order_release);
-  evrt__ipc_unlock(m);
-  atomic_store_explicit(&e->rec_no, g, memory_order_relaxed);
-  atomic_store_explicit(&e->rec_thread, evrt_thread_id(), memory_order_relaxed);
+  /* Generation g is visible to every process now: the record happened,
+   * even if a destroy of e races it (its item completes g). */
+  uint64_t id = 0;
+  evrt__event_lock(e);
+  if (evrt__ipc_live(e) && evrt__ipc_map_of(e) == map) {
+    id = e->id;
+    record_local(e, g);
+  }
+  evrt__event_unlock(e);
   uint64_t enq = atomic_load_explicit(&s->enq_seq, memory_order_acquire);
+  uint64_t target = enq; /* the stream position the generation covers */
   if (evrt__done(s) >= enq) {
     evrt__item_discard(s, it);
-    complete(m, g);
-    if (atomic_load_explicit(&e->device, memory_order_relaxed) < 0)
-      atomic_store_explicit(&e->device, s->device, memory_order_relaxed);
+    evrt__ipc_complete(m, g);
+    evrt__ipc_map_unref(map);
   } else {
-    it->kind = EVRT__ITEM_RECORD;
-    it->u.ev.ev = NULL;
-    it->u.ev.ipc = map;
-    it->u.ev.target = g;
-    it->u.ev.rec_no = g;
-    it->u.ev.ev_id = e->id;
-    evrt__ipc_map_ref(map);
-    evrt__stream_push(s, it);
+    fill_item(it, map, g, id); /* takes over our reference */
+    target = evrt__stream_push(s, it);
   }
+  if (EVRT_UNLIKELY(evrt__check_on) && id)
+    evrt__check_record(id, s, g, target); /* waits in this process */
+  return EVRT_SUCCESS;
+}
+
+evrt_status_t evrt__ipc_record(struct evrt__event *e, struct evrt__stream *s) {
+  /* Fast path, under e's lock (as a record of a local event): the event
+   * has its segment and this process its recorder index; one attempt at
+   * the claim that needs no system call.  The map cannot go while the lock
+   * is held (a destroy closes it after taking the lock), so a record that
+   * completes at once takes no reference unless a sleeper needs a
+   * wake-up, which is made after the lock. */
+  evrt__event_lock(e);
+  struct evrt__ipc_map *map = evrt__ipc_map_of(e);
+  if (EVRT_UNLIKELY(!evrt__ipc_live(e) || !map)) {
+    evrt__event_unlock(e);
+    return record_slow(e, s);
+  }
+  evrt_status_t st = evrt__ipc_record_device(e, s->device);
+  if (st) {
+    evrt__event_unlock(e);
+    return st;
+  }
+  unsigned me = atomic_load_explicit(&map->me, memory_order_relaxed);
+  uint64_t enq = atomic_load_explicit(&s->enq_seq, memory_order_acquire);
+  bool idle = evrt__done(s) >= enq;
+  struct evrt__item *it = NULL;
+  if (!idle && !(it = evrt__item_new(s))) {
+    evrt__event_unlock(e);
+    return evrt__fail(EVRT_ERROR_OUT_OF_MEMORY, "cannot allocate record item");
+  }
+  struct evrt__ipc_shm *m = map->shm;
+  uint64_t g = me ? evrt__ipc_claim_once(m, me) : 0;
+  if (EVRT_UNLIKELY(!g)) {
+    if (it)
+      evrt__item_discard(s, it);
+    evrt__event_unlock(e);
+    return record_slow(e, s);
+  }
+  record_local(e, g);
+  if (idle) {
+    /* The stream had finished all its work at the call: g is complete. */
+    bool wake = evrt__ipc_mark_done(m, g);
+    if (wake)
+      evrt__ipc_map_ref(map);
+    if (EVRT_UNLIKELY(evrt__check_on))
+      evrt__check_record(e->id, s, g, enq); /* waits in this process */
+    evrt__event_unlock(e);
+    if (wake) {
+      evrt__ipc_wake(m);
+      evrt__ipc_map_unref(map);
+    }
+    return EVRT_SUCCESS;
+  }
+  evrt__ipc_map_ref(map);
+  fill_item(it, map, g, e->id);
+  uint64_t target = evrt__stream_push(s, it); /* under the event lock, as
+                                                 local records do */
+  if (EVRT_UNLIKELY(evrt__check_on))
+    evrt__check_record(e->id, s, g, target); /* waits in this process */
   evrt__event_unlock(e);
   return EVRT_SUCCESS;
 }
 
 void evrt__ipc_exec_record(struct evrt__item *it) {
   struct evrt__ipc_map *map = it->u.ev.ipc;
-  complete(map->shm, it->u.ev.target);
+  evrt__ipc_complete(map->shm, it->u.ev.target);
   it->u.ev.ipc = NULL;
   evrt__ipc_map_unref(map);
 }
@@ -163,19 +187,31 @@ void evrt__ipc_exec_record(struct evrt__item *it) {
 static struct evrt__ipc_map *latest(struct evrt__event *e, uint64_t *g) {
   evrt__event_lock(e);
   struct evrt__ipc_map *map = evrt__ipc_map_of(e);
-  if (map) {
+  if (map)
     evrt__ipc_map_ref(map);
-    *g = atomic_load_explicit(&map->shm->rec_no, memory_order_acquire);
-  }
   evrt__event_unlock(e);
+  if (map)
+    *g = evrt__ipc_latest(map->shm);
   return map;
 }
 
 evrt_status_t evrt__ipc_query(struct evrt__event *e) {
+  /* Complete (the common answer) is told under e's lock without a system
+   * call or a reference; pending needs the recorder's liveness (/proc),
+   * read without the lock. */
+  evrt__event_lock(e);
+  struct evrt__ipc_map *map = evrt__ipc_map_of(e);
   uint64_t g = 0;
-  struct evrt__ipc_map *map = latest(e, &g);
+  if (map) {
+    g = evrt__ipc_latest(map->shm);
+    if (evrt__ipc_gen_state(map->shm, g, false) > 0)
+      map = NULL; /* complete */
+    else
+      evrt__ipc_map_ref(map);
+  }
+  evrt__event_unlock(e);
   if (!map)
-    return EVRT_SUCCESS; /* never recorded nor exported */
+    return EVRT_SUCCESS; /* complete, or never recorded nor exported */
   int st = evrt__ipc_gen_state(map->shm, g, true);
   evrt__ipc_map_unref(map);
   if (st < 0)

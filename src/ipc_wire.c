@@ -9,7 +9,7 @@
 #include <string.h>
 
 #define HANDLE_MAGIC 0x3143504954525645ULL /* "EVRTIPC1" */
-#define HANDLE_VERSION 1
+#define HANDLE_VERSION 2 /* 2: segments with a recorders' table */
 
 struct wire { /* the 64-byte handle */
   uint64_t magic;
@@ -62,19 +62,15 @@ evrt_status_t evrt_event_ipc_handle(evrt_event_t h,
   if (e->imported)
     return evrt__fail(EVRT_ERROR_NOT_PERMITTED,
                       "an imported event cannot be exported again");
-  evrt__event_lock(e);
-  if (!evrt__ipc_live(e)) {
-    evrt__event_unlock(e);
-    return evrt__fail(EVRT_ERROR_INVALID_HANDLE, "event destroyed");
-  }
-  int dev = atomic_load_explicit(&e->device, memory_order_relaxed);
-  st = evrt__ipc_ensure_shared(e, dev >= 0 ? dev : evrt__tls_device);
-  struct evrt__ipc_map *map = evrt__ipc_map_of(e);
-  if (st == EVRT_SUCCESS && map->fd < 0)
-    st = evrt__fail(EVRT_ERROR_INVALID_HANDLE, "event is being destroyed");
-  if (st) {
-    evrt__event_unlock(e);
+  /* A never-recorded event is put on the current device. */
+  struct evrt__ipc_map *map = NULL;
+  int fd = -1;
+  st = evrt__ipc_event_map(e, evrt__tls_device, false, &map, &fd);
+  if (st)
     return st;
+  if (fd < 0) {
+    evrt__ipc_map_unref(map);
+    return evrt__fail(EVRT_ERROR_INVALID_HANDLE, "event is being destroyed");
   }
   struct wire w;
   memset(&w, 0, sizeof w);
@@ -82,12 +78,12 @@ evrt_status_t evrt_event_ipc_handle(evrt_event_t h,
   w.version = HANDLE_VERSION;
   w.device = map->shm->device;
   w.pid = evrt__ipc_my_pid;
-  w.fd = map->fd;
+  w.fd = fd;
   w.start = evrt__ipc_my_start;
   w.nonce = map->shm->nonce;
-  w.event_id = e->id;
+  w.event_id = map->shm->event_id;
   w.check = checksum(&w);
-  evrt__event_unlock(e);
+  evrt__ipc_map_unref(map);
   memcpy(handle->reserved, &w, sizeof w);
   return EVRT_SUCCESS;
 }
@@ -119,7 +115,7 @@ evrt_status_t evrt_event_ipc_open(evrt_event_t *event,
     return evrt__fail(EVRT_ERROR_PEER_LOST, "the exporting process %d is gone",
                       w.pid);
   struct evrt__ipc_map *map = NULL;
-  st = evrt__ipc_map_peer(w.pid, w.fd, w.nonce, w.device, &map);
+  st = evrt__ipc_map_peer(w.pid, w.fd, w.nonce, w.device, w.event_id, &map);
   if (st)
     return st;
   evrt_event_t h;

@@ -55,6 +55,8 @@ evrt_status_t evrt__stream_new(int device, int priority, bool is_default,
     evrt__table_release(&evrt__streams, &s->hdr);
     return st;
   }
+  if (EVRT_UNLIKELY(evrt__check_on))
+    evrt__check_stream_new(s);
   evrt__table_publish(&s->hdr);
   if (EVRT_TRACING())
     evrt__trace_stream_name(device, s->id, NULL);
@@ -164,6 +166,8 @@ static void schedule(struct evrt__stream *s) {
 }
 
 uint64_t evrt__stream_push(struct evrt__stream *s, struct evrt__item *it) {
+  if (EVRT_UNLIKELY(evrt__check_on))
+    it->check = evrt__check_enqueue(s, it);
   evrt__spin_lock(&s->plock);
   uint64_t seq = link_locked(s, it);
   evrt__spin_unlock(&s->plock);
@@ -175,17 +179,23 @@ uint64_t evrt__stream_push(struct evrt__stream *s, struct evrt__item *it) {
  * functions). */
 static evrt_status_t enqueue(struct evrt__stream *s, const struct evrt__item *tmpl,
                              const char *label) {
+  void *chk = EVRT_UNLIKELY(evrt__check_on) ? evrt__check_enqueue(s, tmpl)
+                                            : NULL;
   evrt__spin_lock(&s->plock);
   struct evrt__item *it = pop_free_locked(s);
   if (EVRT_UNLIKELY(!it)) {
     /* Allocate outside the lock; the recycle lists were empty anyway. */
     evrt__spin_unlock(&s->plock);
-    if (!(it = evrt__malloc(sizeof *it)))
+    if (!(it = evrt__malloc(sizeof *it))) {
+      evrt__check_discard(chk);
       return evrt__fail(EVRT_ERROR_OUT_OF_MEMORY,
                         "cannot allocate a work item");
+    }
     evrt__spin_lock(&s->plock);
   }
   *it = *tmpl;
+  if (EVRT_UNLIKELY(evrt__check_on))
+    it->check = chk; /* read only by the checker */
   it->owner = s;
   it->timer_idx = -1;
   it->t_start = 0;
@@ -207,17 +217,25 @@ evrt_status_t evrt__enqueue(struct evrt__stream *s,
 }
 
 static inline __attribute__((always_inline)) evrt_status_t
-get_stream(evrt_stream_t h, struct evrt__stream **out) {
+get_stream_(evrt_stream_t *h, struct evrt__stream **out) {
   evrt_status_t st = evrt__ready();
   if (EVRT_UNLIKELY(st))
     return st;
-  struct evrt__stream *s = evrt__stream_get(h);
-  if (EVRT_UNLIKELY(!s))
-    return evrt__fail(EVRT_ERROR_INVALID_HANDLE,
-                      "stream %p is NULL, destroyed or not a stream", (void *)h);
+  struct evrt__stream *s = evrt__stream_get(*h);
+  if (EVRT_UNLIKELY(!s)) {
+    if (*h)
+      return evrt__fail(EVRT_ERROR_INVALID_HANDLE,
+                        "stream %p is destroyed or not a stream", (void *)*h);
+    s = evrt__stream_null_default();
+    *h = evrt__stream_handle(s);
+  }
   *out = s;
   return EVRT_SUCCESS;
 }
+/* Rewrites the caller's handle variable: a NULL stream becomes the handle of
+ * the current device's default stream (evrt__stream_null_default), which the
+ * checks of the handle further on then compare with. */
+#define get_stream(h, out) get_stream_(&(h), (out))
 
 evrt_status_t evrt_stream_create(evrt_stream_t *stream, int device,
                                  int priority, unsigned flags) {
@@ -292,7 +310,11 @@ evrt_status_t evrt_stream_query(evrt_stream_t h) {
     return st;
   uint64_t enq = atomic_load_explicit(&s->enq_seq, memory_order_acquire);
   /* complete: a pending error of its work (src/failure.c) is reported */
-  return evrt__done(s) >= enq ? evrt__error_check(s, enq) : EVRT_NOT_READY;
+  if (evrt__done(s) < enq)
+    return EVRT_NOT_READY;
+  if (EVRT_UNLIKELY(evrt__check_on))
+    evrt__check_observe_stream(s, enq);
+  return evrt__error_check(s, enq);
 }
 
 /* The waiting part, out of line (see sync_wait in event.c). */
@@ -310,6 +332,8 @@ stream_sync_wait(struct evrt__stream *s, uint64_t enq, int64_t timeout_ns) {
   if (st == EVRT_ERROR_TIMEOUT)
     return evrt__fail(st, "stream %llu not done after %lld ns",
                       (unsigned long long)s->id, (long long)timeout_ns);
+  if (EVRT_UNLIKELY(evrt__check_on) && !st)
+    evrt__check_observe_stream(s, enq);
   return st ? st : evrt__error_check(s, enq);
 }
 
@@ -320,8 +344,11 @@ evrt_status_t evrt_stream_synchronize_timeout(evrt_stream_t h,
   if (st)
     return st;
   uint64_t enq = atomic_load_explicit(&s->enq_seq, memory_order_acquire);
-  if (evrt__done(s) >= enq)
+  if (evrt__done(s) >= enq) {
+    if (EVRT_UNLIKELY(evrt__check_on))
+      evrt__check_observe_stream(s, enq);
     return evrt__error_check(s, enq);
+  }
   return stream_sync_wait(s, enq, timeout_ns);
 }
 
@@ -373,6 +400,8 @@ evrt_status_t evrt_stream_set_name(evrt_stream_t h, const char *name) {
   strncpy(s->name, name, sizeof s->name - 1);
   s->name[sizeof s->name - 1] = 0;
   evrt__spin_unlock(&s->plock);
+  if (EVRT_UNLIKELY(evrt__check_on))
+    evrt__check_stream_name(s, name);
   /* Always: the trace writer remembers names given before tracing starts. */
   evrt__trace_stream_name(s->device, s->id, name);
   return EVRT_SUCCESS;

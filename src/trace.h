@@ -50,6 +50,10 @@ extern atomic_int evrt__trace_enabled;
 void evrt__trace_init_from_env(void);
 /* Called at shutdown and at exit: flush and close the file. */
 void evrt__trace_finish(void);
+/* Called in a forked child of a process that had initialized evrt (its
+ * only thread): the session stays the parent's, and no trace call of the
+ * child takes a lock or touches the file. */
+void evrt__trace_atfork_child(void);
 
 /* A stream got a name (or was created: name may be NULL). */
 void evrt__trace_stream_name(int device, uint64_t stream_id, const char *name);
@@ -71,6 +75,12 @@ void evrt__trace_wait_bind(int device, uint64_t stream_id, uint64_t event_id,
                            uint64_t gen, uint64_t t);
 void evrt__trace_wait_resume(int device, uint64_t stream_id, uint64_t event_id,
                              uint64_t gen, uint64_t t);
+
+/* EVRT_CHECK marks an operation of a finding (name: its kind) at time t:
+ * work item seq of a stream (device >= 0), or host code of a thread
+ * (device -1, thread = evrt_thread_id()).  An instant in the timeline. */
+void evrt__trace_mark(int device, uint64_t stream_id, uint64_t thread,
+                      uint64_t seq, uint64_t t, const char *name);
 
 /* A host thread waited (synchronize) from t0 to t1 on a stream or event. */
 void evrt__trace_host_wait(const char *what, uint64_t id, uint64_t t0,

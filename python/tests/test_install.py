@@ -33,8 +33,9 @@ def test_pip_installed_package_uses_its_bundled_libevrt():
     pkg = os.path.join(BUILD, "python", "site", "evrt")
     files = os.listdir(pkg)
     assert "libevrt.so.0" in files and "py.typed" in files, files
-    so = [f for f in files if f.startswith("_evrt")]
+    so = [f for f in files if f.startswith("_evrt") and f.endswith(".so")]
     assert len(so) == 1, files
+    assert "_evrt.pyi" in files and "cuda.pyi" in files
     dyn = readelf_dynamic(os.path.join(pkg, so[0]))
     assert "[libevrt.so.0]" in dyn and "[$ORIGIN]" in dyn, dyn
     assert "(SONAME)" in readelf_dynamic(os.path.join(pkg, "libevrt.so.0"))
@@ -82,7 +83,7 @@ def test_pip_install_against_an_installed_libevrt(tmp_path):
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     files = os.listdir(target / "evrt")
     assert not [f for f in files if f.startswith("lib")], files
-    so = [f for f in files if f.startswith("_evrt")][0]
+    so = [f for f in files if f.startswith("_evrt") and f.endswith(".so")][0]
     dyn = readelf_dynamic(target / "evrt" / so)
     assert "[libevrt.so.0]" in dyn and BUILD in dyn, dyn
     code = ("import evrt; s = evrt.Stream(); e = evrt.Event(enable_timing=True);"

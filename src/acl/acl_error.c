@@ -38,6 +38,10 @@ aclError acl__code_of(evrt_status_t st) {
     return ACL_ERROR_RT_MEMORY_ALLOCATION;
   case EVRT_ERROR_TIMEOUT:
     return ACL_ERROR_RT_STREAM_SYNC_TIMEOUT;
+  case EVRT_ERROR_DEADLOCK:
+    /* EVRT_CHECK found a cycle of waits; a device would end the stuck
+     * task by its timeout (docs/check.md) */
+    return ACL_ERROR_RT_TASK_TIMEOUT;
   case EVRT_ERROR_NOT_RECORDED:
     return ACL_ERROR_RT_INTERNAL_ERROR; /* RT_ERROR_EVENT_RECORDER_NULL */
   case EVRT_ERROR_NOT_COMPLETE:
@@ -97,6 +101,13 @@ aclError acl__st2(evrt_status_t st, evrt_status_t special, aclError code,
   if (st == EVRT_SUCCESS || st == EVRT_NOT_READY)
     return ACL_SUCCESS;
   aclError c = st == special ? code : acl__code_of(st);
+  if (st != special &&
+      (st == EVRT_ERROR_TASK_FAILED || st == EVRT_ERROR_ABORTED)) {
+    /* the failure evrt just reported on this thread: its own code */
+    evrt_task_failure_t f;
+    if (evrt_last_task_failure(&f) == EVRT_SUCCESS && f.status == st)
+      c = acl__failure_code(&f);
+  }
   return acl__fail(c, fn, "%s (%s)", evrt_last_error_message(),
                         evrt_err_name(st));
 }

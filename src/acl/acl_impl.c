@@ -17,6 +17,30 @@ aclError aclrtGetLastErrorImpl(aclrtLastErrLevel level) {
   return aclrtGetLastError(level);
 }
 
+aclError aclrtSetExceptionInfoCallbackImpl(aclrtExceptionInfoCallback callback) {
+  return aclrtSetExceptionInfoCallback(callback);
+}
+
+uint32_t aclrtGetTaskIdFromExceptionInfoImpl(const aclrtExceptionInfo *info) {
+  return aclrtGetTaskIdFromExceptionInfo(info);
+}
+
+uint32_t aclrtGetStreamIdFromExceptionInfoImpl(const aclrtExceptionInfo *info) {
+  return aclrtGetStreamIdFromExceptionInfo(info);
+}
+
+uint32_t aclrtGetThreadIdFromExceptionInfoImpl(const aclrtExceptionInfo *info) {
+  return aclrtGetThreadIdFromExceptionInfo(info);
+}
+
+uint32_t aclrtGetDeviceIdFromExceptionInfoImpl(const aclrtExceptionInfo *info) {
+  return aclrtGetDeviceIdFromExceptionInfo(info);
+}
+
+uint32_t aclrtGetErrorCodeFromExceptionInfoImpl(const aclrtExceptionInfo *info) {
+  return aclrtGetErrorCodeFromExceptionInfo(info);
+}
+
 aclError aclrtSubscribeReportImpl(uint64_t threadId, aclrtStream stream) {
   return aclrtSubscribeReport(threadId, stream);
 }
@@ -191,6 +215,10 @@ aclError aclrtHostRegisterImpl(void *ptr, uint64_t size, aclrtHostRegisterType t
 
 aclError aclrtHostUnregisterImpl(void *ptr) {
   return aclrtHostUnregister(ptr);
+}
+
+aclError aclrtGetThreadLastTaskIdImpl(uint32_t *taskId) {
+  return aclrtGetThreadLastTaskId(taskId);
 }
 
 aclError aclrtStreamGetIdImpl(aclrtStream stream, int32_t *streamId) {
@@ -417,6 +445,10 @@ aclError aclrtDeviceGetBareTgidImpl(int32_t *pid) {
   return aclrtDeviceGetBareTgid(pid);
 }
 
+aclError aclrtStreamAbortImpl(aclrtStream stream) {
+  return aclrtStreamAbort(stream);
+}
+
 aclError aclrtGetMemcpyDescSizeImpl(aclrtMemcpyKind kind, size_t *descSize) {
   return aclrtGetMemcpyDescSize(kind, descSize);
 }
@@ -431,6 +463,14 @@ aclError aclrtMemcpyAsyncWithDescImpl(void *desc, aclrtMemcpyKind kind, aclrtStr
 
 aclError aclrtMemcpyAsyncWithOffsetImpl(void **dst, size_t destMax, size_t dstDataOffset, const void **src, size_t count, size_t srcDataOffset, aclrtMemcpyKind kind, aclrtStream stream) {
   return aclrtMemcpyAsyncWithOffset(dst, destMax, dstDataOffset, src, count, srcDataOffset, kind, stream);
+}
+
+aclError aclrtValueWriteImpl(void *devAddr, uint64_t value, uint32_t flag, aclrtStream stream) {
+  return aclrtValueWrite(devAddr, value, flag, stream);
+}
+
+aclError aclrtValueWaitImpl(void *devAddr, uint64_t value, uint32_t flag, aclrtStream stream) {
+  return aclrtValueWait(devAddr, value, flag, stream);
 }
 
 aclError aclrtGetStreamAvailableNumImpl(uint32_t *streamCount) {
@@ -537,8 +577,40 @@ aclError aclrtMemcpyBatchImpl(void **dsts, size_t *destMaxs, void **srcs, size_t
   return aclrtMemcpyBatch(dsts, destMaxs, srcs, sizes, numBatches, attrs, attrsIndexes, numAttrs, failIndex);
 }
 
+aclError aclrtIpcMemGetExportKeyImpl(void *devPtr, size_t size, char *key, size_t len, uint64_t flags) {
+  return aclrtIpcMemGetExportKey(devPtr, size, key, len, flags);
+}
+
 aclError aclrtMemcpyBatchAsyncImpl(void **dsts, size_t *destMaxs, void **srcs, size_t *sizes, size_t numBatches, aclrtMemcpyBatchAttr *attrs, size_t *attrsIndexes, size_t numAttrs, size_t *failIndex, aclrtStream stream) {
   return aclrtMemcpyBatchAsync(dsts, destMaxs, srcs, sizes, numBatches, attrs, attrsIndexes, numAttrs, failIndex, stream);
+}
+
+aclError aclrtIpcMemCloseImpl(const char *key) {
+  return aclrtIpcMemClose(key);
+}
+
+aclError aclrtIpcMemImportByKeyImpl(void **devPtr, const char *key, uint64_t flags) {
+  return aclrtIpcMemImportByKey(devPtr, key, flags);
+}
+
+aclError aclrtIpcMemSetImportPidImpl(const char *key, int32_t *pid, size_t num) {
+  return aclrtIpcMemSetImportPid(key, pid, num);
+}
+
+aclError aclrtNotifyBatchResetImpl(aclrtNotify *notifies, size_t num) {
+  return aclrtNotifyBatchReset(notifies, num);
+}
+
+aclError aclrtNotifyGetExportKeyImpl(aclrtNotify notify, char *key, size_t len, uint64_t flags) {
+  return aclrtNotifyGetExportKey(notify, key, len, flags);
+}
+
+aclError aclrtNotifyImportByKeyImpl(aclrtNotify *notify, const char *key, uint64_t flags) {
+  return aclrtNotifyImportByKey(notify, key, flags);
+}
+
+aclError aclrtNotifySetImportPidImpl(aclrtNotify notify, int32_t *pid, size_t num) {
+  return aclrtNotifySetImportPid(notify, pid, num);
 }
 
 size_t aclDataTypeSizeImpl(aclDataType dataType) {
@@ -701,12 +773,20 @@ aclError aclrtRandomNumAsyncImpl(const aclrtRandomNumTaskInfo *taskInfo, const a
   return aclrtRandomNumAsync(taskInfo, stream, reserve);
 }
 
+aclError aclrtRegStreamStateCallbackImpl(const char *regName, aclrtStreamStateCallback callback, void *args) {
+  return aclrtRegStreamStateCallback(regName, callback, args);
+}
+
 aclError aclrtGetOpExecuteTimeoutImpl(uint32_t *const timeoutMs) {
   return aclrtGetOpExecuteTimeout(timeoutMs);
 }
 
 aclError aclrtDevicePeerAccessStatusImpl(int32_t deviceId, int32_t peerDeviceId, int32_t *status) {
   return aclrtDevicePeerAccessStatus(deviceId, peerDeviceId, status);
+}
+
+aclError aclrtStreamStopImpl(aclrtStream stream) {
+  return aclrtStreamStop(stream);
 }
 
 aclError aclrtCheckArchCompatibilityImpl(const char *socVersion, int32_t *canCompatible) {

@@ -192,7 +192,7 @@ bool evrt__exec_resume(struct evrt__stream *s) {
    * thread, which never settles); no trace events to write (run_wait
    * writes them). */
   if (EVRT__ST(w) != EVRT__S_PARKED || !evrt__pool_on_worker() ||
-      EVRT_TRACING() || !have_notes())
+      EVRT_TRACING() || evrt__check_on || !have_notes())
     return evrt__stream_try_queue(s);
   if (evrt__tls_nunsettled == EVRT__UNSETTLED_MAX) {
     /* Settling notifies, which may come back here: a dependency tree of
@@ -389,6 +389,8 @@ static bool run_item(struct evrt__stream *s, struct evrt__item *it) {
    * running it. */
   if (EVRT_UNLIKELY(evrt__skip(s, it)))
     return true;
+  if (EVRT_UNLIKELY(evrt__check_on))
+    evrt__check_item_begin(s, it); /* its clock, its copy's accesses */
   switch (it->kind) {
   case EVRT__ITEM_HOST_FUNC:
     evrt__pool_flush_local(); /* user code may block: don't hold a stream */
@@ -565,6 +567,8 @@ void evrt__exec_stream(struct evrt__stream *s) {
     if (tracing && !it->t_start)
       it->t_start = evrt__now_ns();
     if (!run_item(s, it)) {
+      if (EVRT_UNLIKELY(evrt__check_on))
+        evrt__check_item_parked(s, it);
       if (give_up(s, EVRT__S_PARKED, last))
         continue;
       return;
@@ -575,6 +579,8 @@ void evrt__exec_stream(struct evrt__stream *s) {
                        evrt__now_ns(),
                        EVRT__ITEM_IS_EVENT(it->kind) ? it->u.ev.ev_id : 0,
                        EVRT__ITEM_IS_EVENT(it->kind) ? it->u.ev.rec_no : 0);
+    if (EVRT_UNLIKELY(evrt__check_on))
+      evrt__check_item_end(s, it);
     retire_head(s, it);
     uint64_t seq = it->seq;
     last = seq;

@@ -73,4 +73,23 @@ if [ -e "$libdir/libascendcl.so" ]; then
   python3 "$src/abi_check.py" --lib "$libdir/libascendcl.so" \
     --map "$srcdir/src/acl/ascendcl.map" --macro ACL_FUNC_VISIBILITY --prefix acl "$@"
 fi
+# The Python package installed with the tree imports from there, with the
+# installed libevrt.so.0 (its RUNPATH is relative to the package).
+pydir=$(find "$tmp/prefix" -name __init__.py -path '*/evrt/__init__.py' | head -n1)
+if [ -n "$pydir" ]; then
+  root=$(cd "$tmp/prefix" && pwd -P)
+  py=python3
+  [ ! -x /usr/bin/python3 ] || py=/usr/bin/python3 # the one CMake built for
+  (cd "$tmp" && env -u PYTHONPATH PYTHONPATH="$(dirname "$(dirname "$pydir")")" \
+    PYTHONDONTWRITEBYTECODE=1 $py -c '
+import sys, evrt, evrt.acl
+root, version = sys.argv[1], sys.argv[2]
+libs = {l.split()[-1] for l in open("/proc/self/maps") if "libevrt.so" in l}
+assert evrt.__file__.startswith(root + "/"), evrt.__file__
+assert evrt.__version__ == version, (evrt.__version__, version)
+assert libs and all(p.startswith(root + "/") for p in libs), libs
+s = evrt.Stream(); e = evrt.Event(); e.record(s); e.synchronize()
+print("installed python package works:", evrt.__file__)
+' "$root" "$version")
+fi
 echo "install test OK"

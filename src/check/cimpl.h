@@ -49,8 +49,10 @@ bool evrt__cvc_leq(const cvc_t *a, const cvc_t *b);
 uint32_t evrt__check_actor(void);
 
 /* ---------------------------------------------------------- call sites */
-/* The calling thread's stack as an interned site id (0: none). */
+/* The calling thread's stack as an interned site id (0: none), or the
+ * label a binding set with evrt_check_site. */
 uint32_t evrt__site_capture(void);
+void evrt__site_hint(const char *where);
 /* "function (file:line)" of the first frame outside evrt's libraries (on
  * the current line), then up to `more` callers, each on a line of its own
  * starting with indent. */
@@ -87,6 +89,7 @@ struct evrt__cstream {
   cvc_t *vc;            /* the stream's clock (item cur_seq) */
   uint64_t cur_seq;     /* last item begun */
   uint64_t end_seq;     /* last item ended */
+  uint64_t rec_begun;   /* last record item begun (its capture is taken) */
   cvc_t *last_in;       /* last enqueue clock joined (a reference) */
   struct evrt__cgen *pending; /* captures waiting for their target */
   /* The wait the stream is parked on (deadlock.c), written by its worker */
@@ -109,6 +112,10 @@ struct evrt__cgen {
   cvc_t *hvc;
   uint32_t site;
   struct evrt__cgen *pnext;
+  /* svc is filled (release, after it under cs->lock): an interprocess
+   * generation completes while its record item runs, before the stream's
+   * done_seq passes it, so an observer tests this instead. */
+  atomic_bool captured;
 };
 void evrt__cgen_unref(struct evrt__cgen *g);
 

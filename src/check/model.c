@@ -359,6 +359,7 @@ void evrt__check_record(struct evrt__event *e, struct evrt__stream *s,
     return;
   }
   atomic_init(&g->ref, 1); /* the ring's */
+  atomic_init(&g->captured, false);
   g->ev_id = e->id;
   g->rec_no = rec_no;
   g->cs = cs;
@@ -367,8 +368,15 @@ void evrt__check_record(struct evrt__event *e, struct evrt__stream *s,
   g->hvc = ctx_share(t);
   evrt__spin_lock(&cs->lock);
   g->stream_id = cs->id;
-  if (cs->end_seq >= target) {
+  /* Also when a record item at or after target has begun: the stream runs
+   * in order, so everything before it has ended, and the capture of a
+   * record item is taken when it begins.  (An interprocess record's item
+   * may begin, and complete its generation for a waiter, before the
+   * recording thread gets here: it is pushed without the event lock that a
+   * local record's item waits for.) */
+  if (cs->end_seq >= target || cs->rec_begun >= target) {
     g->svc = vc_at_locked(cs, target);
+    atomic_store_explicit(&g->captured, true, memory_order_release);
   } else {
     /* the worker fills it when item `target` ends (item_end) */
     atomic_fetch_add_explicit(&g->ref, 1, memory_order_relaxed);
@@ -445,6 +453,7 @@ void evrt__check_stream_new(struct evrt__stream *s) {
     cs->pending = g->pnext;
     if (!g->svc)
       g->svc = evrt__cvc_ref(cs->vc);
+    atomic_store_explicit(&g->captured, true, memory_order_release);
     evrt__cgen_unref(g);
   }
   cs->id = s->id;
@@ -527,6 +536,23 @@ static void mem_access(struct evrt__cstream *cs, struct evrt__item *it,
   evrt__acc_unref(a);
 }
 
+/* Under cs->lock: fill the captures that item seq completes (records that
+ * target it). */
+static void fill_captures_locked(struct evrt__cstream *cs, uint64_t seq) {
+  struct evrt__cgen **pp = &cs->pending;
+  while (*pp) {
+    struct evrt__cgen *g = *pp;
+    if (g->target <= seq) {
+      *pp = g->pnext;
+      g->svc = vc_at_locked(cs, g->target);
+      atomic_store_explicit(&g->captured, true, memory_order_release);
+      evrt__cgen_unref(g);
+    } else {
+      pp = &g->pnext;
+    }
+  }
+}
+
 void evrt__check_item_begin(struct evrt__stream *s, struct evrt__item *it) {
   struct evrt__cstream *cs = s->check;
   if (!cs)
@@ -550,6 +576,13 @@ void evrt__check_item_begin(struct evrt__stream *s, struct evrt__item *it) {
     if (!ok)
       evrt__check_oom();
     cs->cur_seq = it->seq;
+    /* A record item completes its generation while it runs (an
+     * interprocess one marks the shared slot, and a waiter may pass at
+     * once): its capture is its clock now (it touches nothing). */
+    if (it->kind == EVRT__ITEM_RECORD) {
+      fill_captures_locked(cs, it->seq);
+      cs->rec_begun = it->seq;
+    }
   }
   bool mem = (it->kind == EVRT__ITEM_MEMCPY || it->kind == EVRT__ITEM_MEMSET) &&
              it->u.mem.n;
@@ -604,18 +637,7 @@ void evrt__check_item_end(struct evrt__stream *s, struct evrt__item *it) {
   cs->wstate = CW_NONE;
   if (it->seq > cs->end_seq)
     cs->end_seq = it->seq;
-  /* Fill the captures this item completes (records that target it). */
-  struct evrt__cgen **pp = &cs->pending;
-  while (*pp) {
-    struct evrt__cgen *g = *pp;
-    if (g->target <= it->seq) {
-      *pp = g->pnext;
-      g->svc = vc_at_locked(cs, g->target);
-      evrt__cgen_unref(g);
-    } else {
-      pp = &g->pnext;
-    }
-  }
+  fill_captures_locked(cs, it->seq);
   evrt__spin_unlock(&cs->lock);
 out:
   if (ci) {
@@ -666,23 +688,37 @@ void evrt__check_observe_stream(struct evrt__stream *s, uint64_t target) {
   evrt__cvc_unref(v);
 }
 
+evrt_status_t evrt__check_ipc_observed(struct evrt__event *e,
+                                       evrt_status_t st) {
+  if (st == EVRT_SUCCESS)
+    evrt__check_observe_event(e);
+  return st;
+}
+
 void evrt__check_observe_event(struct evrt__event *e) {
   struct ctls *t = ctls();
-  if (!t || !atomic_load_explicit(&e->src, memory_order_relaxed))
+  if (!t || (!(e->flags & EVRT_EVENT_INTERPROCESS) &&
+             !atomic_load_explicit(&e->src, memory_order_relaxed)))
     return; /* never recorded, or reset: complete without a generation */
   uint64_t id = e->id;
   struct cevent *ce = cevent_of(id, false);
   if (!ce)
     return;
   /* The newest complete generation: the one the caller saw complete, or a
-   * later one that completed since (which can only hide a race). */
+   * later one that completed since (which can only hide a race).  An
+   * interprocess generation is complete for a waiter as soon as its record
+   * item has run (marked the shared slot), before the stream's done_seq
+   * passes the item: its capture, taken when the item began, stands for
+   * it. */
+  bool ipc = (e->flags & EVRT_EVENT_INTERPROCESS) != 0;
   struct evrt__cgen *best = NULL;
   evrt__spin_lock(&ce->lock);
   if (ce->ev_id == id)
     for (int i = 0; i < CGEN_RING; i++) {
       struct evrt__cgen *g = ce->ring[i];
       if (g && (!best || g->rec_no > best->rec_no) &&
-          evrt__done(g->cs->s) >= g->target)
+          (evrt__done(g->cs->s) >= g->target ||
+           (ipc && atomic_load_explicit(&g->captured, memory_order_acquire))))
         best = g;
     }
   if (best)

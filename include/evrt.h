@@ -598,6 +598,12 @@ EVRT_EXPORT evrt_status_t evrt_check_free(void *ptr, size_t bytes,
 EVRT_EXPORT evrt_status_t evrt_check_release(const void *sync);
 /* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_check_acquire(const void *sync);
+/* Name the call site of the calling thread's next evrt calls in reports
+ * (a language binding passes its own source position, "train.py:42 (step)";
+ * at most 255 bytes kept), instead of the C stack; NULL goes back to the
+ * stack. */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_check_site(const char *where);
 /* Number of findings so far (each occurrence; 0 with the checker off). */
 /* [ts] [nb] [hostfn] */
 EVRT_EXPORT uint64_t evrt_check_findings(void);

@@ -114,15 +114,19 @@ class BuildWithLibevrt(build_ext):
         os.makedirs(pkgdir, exist_ok=True)
         tmp = os.path.join(self.build_temp, "libevrt")
         # Flags of the CMake build's libevrt (see CMakeLists.txt).
+        macros = [("EVRT_BUILDING_LIBRARY", None), ("_GNU_SOURCE", None)]
+        # EVRT_CHECK names call sites with libdw, loaded at run time: only
+        # its header is needed, as in the CMake build.
+        if os.path.exists("/usr/include/elfutils/libdwfl.h"):
+            macros.append(("EVRT_HAVE_LIBDW", None))
         objs = self._compile(
-            _sources(*_core_patterns()), os.path.join(tmp, "core"),
-            [("EVRT_BUILDING_LIBRARY", None), ("_GNU_SOURCE", None)],
+            _sources(*_core_patterns()), os.path.join(tmp, "core"), macros,
             ["-fvisibility=hidden", "-fno-semantic-interposition",
              "-falign-functions=64"])
         lib = os.path.join(pkgdir, SONAME)
         self.compiler.link_shared_object(
             objs, lib, extra_postargs=[
-                "-pthread", "-Wl,-soname," + SONAME,
+                "-pthread", "-ldl", "-Wl,-soname," + SONAME,
                 "-Wl,--version-script=" + os.path.join(ROOT, "src", "evrt.map"),
                 "-Wl,--no-undefined", "-Wl,-Bsymbolic-functions"])
         ext.extra_objects.append(lib)
@@ -134,7 +138,7 @@ class BuildWithLibevrt(build_ext):
             acl_lib = os.path.join(pkgdir, ACL_SONAME)
             self.compiler.link_shared_object(
                 acl_objs + [lib], acl_lib, extra_postargs=[
-                    "-pthread", "-Wl,-soname," + ACL_SONAME,
+                    "-pthread", "-lm", "-Wl,-soname," + ACL_SONAME,
                     "-Wl,--version-script=" + os.path.join(
                         ROOT, "src", "acl", "ascendcl.map"),
                     "-Wl,--no-undefined", "-Wl,-rpath,$ORIGIN",
@@ -176,7 +180,6 @@ ext = Extension(
     extra_compile_args=["-std=c11", "-fvisibility=hidden", "-Wall",
                         "-Wextra", "-Wno-unused-parameter"],
     extra_link_args=["-pthread"],
-    libraries=["m"],  # the ACL layer's fp16 and random-number code
 )
 
 options = {}

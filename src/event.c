@@ -515,7 +515,9 @@ query_slow(evrt_event_t h) {
   if (st)
     return st;
   if (IS_IPC(e))
-    return evrt__ipc_query(e);
+    return EVRT_UNLIKELY(evrt__check_on) ? evrt__check_ipc_observed(
+                                               e, evrt__ipc_query(e))
+                                         : evrt__ipc_query(e);
   return latest_status(e);
 }
 
@@ -560,7 +562,9 @@ evrt_status_t evrt_event_synchronize_timeout(evrt_event_t h,
   if (EVRT_UNLIKELY(st))
     return st;
   if (IS_IPC(e))
-    return evrt__ipc_sync(e, timeout_ns);
+    return EVRT_UNLIKELY(evrt__check_on)
+               ? evrt__check_ipc_observed(e, evrt__ipc_sync(e, timeout_ns))
+               : evrt__ipc_sync(e, timeout_ns);
   struct gen g = read_gen(e);
   if (gen_done(&g)) {
     if (EVRT_UNLIKELY(evrt__check_on))

@@ -1,11 +1,12 @@
 /*
- * acl/acl_rt.h - the runtime part (streams, events, contexts, memory,
- * callbacks, notifies) of evrt's Ascend ACL compatibility layer.
+ * acl/acl_rt.h - the runtime part (devices, contexts, streams, events,
+ * callbacks, notifies, memory, built-in tasks, switches) of evrt's Ascend
+ * ACL compatibility layer.
  *
  * Prototypes, type and enum names and numeric values follow the public CANN
  * header acl/acl_rt.h (hicann/runtime include/external/acl/acl_rt.h, version
- * 1.17.0); each was written here from those facts.  Only the subset listed in
- * docs/acl.md is declared.  Compiles as C11 and as C++.
+ * 1.17.0); each was written here from those facts.  The calls declared are
+ * the ones docs/acl.md lists, with their status.  Compiles as C11 and as C++.
  */
 #ifndef EVRT_ACL_RT_H
 #define EVRT_ACL_RT_H

@@ -38,6 +38,7 @@ static aclError check_device(const char *fn, int32_t dev) {
 }
 
 aclError acl__current(const char *fn, struct acl__ctx **ctx) {
+  ACL__ENTER(fn);
   pthread_mutex_lock(&acl__lock);
   struct acl__ctx *c = tls_ctx;
   bool ok = c && c->alive;
@@ -144,6 +145,7 @@ static aclError finalize_all(void) {
 }
 
 aclError aclFinalize(void) {
+  ACL__ENTER("aclFinalize");
   pthread_mutex_lock(&acl__lock);
   unsigned n = init_count;
   init_count = 0;
@@ -157,6 +159,7 @@ aclError aclFinalize(void) {
 }
 
 aclError aclFinalizeReference(uint64_t *refCount) {
+  ACL__ENTER("aclFinalizeReference");
   pthread_mutex_lock(&acl__lock);
   unsigned n = init_count;
   if (n)
@@ -388,6 +391,7 @@ aclError aclrtDestroyContext(aclrtContext context) {
   static const char fn[] = "aclrtDestroyContext";
   if (!context)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "context is NULL");
+  ACL__ENTER(fn);
   struct acl__ctx *c = context;
   pthread_mutex_lock(&acl__lock);
   bool ok = ctx_valid(c);
@@ -412,6 +416,7 @@ aclError aclrtSetCurrentContext(aclrtContext context) {
   static const char fn[] = "aclrtSetCurrentContext";
   if (!context)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "context is NULL");
+  ACL__ENTER(fn);
   struct acl__ctx *c = context;
   pthread_mutex_lock(&acl__lock);
   bool ok = ctx_valid(c);

@@ -14,6 +14,7 @@
  * Lock order: acl__lock (the layer's one global mutex) -> a report
  * queue's mutex.  No evrt call that can block is made under acl__lock
  * except stream and event creation and destruction, which do not block.
+ * fork(): see acl_fork.c (ACL__ENTER).
  */
 #ifndef EVRT_ACL_INTERNAL_H
 #define EVRT_ACL_INTERNAL_H
@@ -35,6 +36,28 @@
 #define ACL__EVENT_DDSYNC 0x04u
 
 extern pthread_mutex_t acl__lock;
+
+/* ------------------------------------------------------------- fork */
+/* acl_fork.c: ACL__ENTER(fn) returns the FORKED code from the calling
+ * function in a forked child of a process that used the layer; it comes
+ * before any lock of the layer on every path that does not call evrt
+ * first. */
+#define ACL__FORK_USED 1u
+#define ACL__FORK_CHILD 2u
+extern atomic_uint acl__fork_state;
+aclError acl__enter_slow(const char *fn);
+#define ACL__ENTER(fn)                                                         \
+  do {                                                                         \
+    /* relaxed: the slow path rereads it seq_cst */                            \
+    if (__builtin_expect(atomic_load_explicit(&acl__fork_state,                \
+                                              memory_order_relaxed) !=         \
+                             ACL__FORK_USED,                                   \
+                         0)) {                                                 \
+      aclError acl__r = acl__enter_slow(fn);                                   \
+      if (acl__r)                                                              \
+        return acl__r;                                                         \
+    }                                                                          \
+  } while (0)
 
 /* ------------------------------------------------------------ errors */
 /* Record code + formatted message for aclGetRecentErrMsg/GetLastError and

@@ -119,6 +119,7 @@ aclError acl__mem_alloc(const char *fn, void **ptr, size_t size,
 
 aclError acl__mem_alloc_on(const char *fn, void **ptr, size_t size,
                            unsigned kind, bool pad, int device) {
+  ACL__ENTER(fn);
   bool host = kind == ACL__MEM_HOST;
   if (device == ACL__DEVICE_CURRENT)
     device = host ? -1 : alloc_device();
@@ -163,6 +164,7 @@ static void release_blk(void *arg) {
 }
 
 static aclError release(const char *fn, void *p, bool host) {
+  ACL__ENTER(fn);
   if (!p)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "pointer is NULL");
   struct acl__blk *b = malloc(sizeof *b);

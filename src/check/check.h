@@ -82,6 +82,9 @@ void evrt__check_wait_skipped(struct evrt__stream *s, struct evrt__event *e,
 void evrt__check_observe_stream(struct evrt__stream *s, uint64_t target);
 void evrt__check_observe_event(struct evrt__event *e);
 void evrt__check_observe_device(int device);
+/* An interprocess event's query or synchronize returned st: on success the
+ * generation recorded in this process, if any, is observed.  Returns st. */
+evrt_status_t evrt__check_ipc_observed(struct evrt__event *e, evrt_status_t st);
 /* evrt_check_release / evrt_check_acquire, and value.c's host write
  * (evrt_value_write64 releases its word: a stream's value wait on it
  * acquires it when it passes). */

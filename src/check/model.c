@@ -527,6 +527,22 @@ static void mem_access(struct evrt__cstream *cs, struct evrt__item *it,
   evrt__acc_unref(a);
 }
 
+/* Under cs->lock: fill the captures that item seq completes (records that
+ * target it). */
+static void fill_captures_locked(struct evrt__cstream *cs, uint64_t seq) {
+  struct evrt__cgen **pp = &cs->pending;
+  while (*pp) {
+    struct evrt__cgen *g = *pp;
+    if (g->target <= seq) {
+      *pp = g->pnext;
+      g->svc = vc_at_locked(cs, g->target);
+      evrt__cgen_unref(g);
+    } else {
+      pp = &g->pnext;
+    }
+  }
+}
+
 void evrt__check_item_begin(struct evrt__stream *s, struct evrt__item *it) {
   struct evrt__cstream *cs = s->check;
   if (!cs)
@@ -550,6 +566,11 @@ void evrt__check_item_begin(struct evrt__stream *s, struct evrt__item *it) {
     if (!ok)
       evrt__check_oom();
     cs->cur_seq = it->seq;
+    /* A record item completes its generation while it runs (an
+     * interprocess one marks the shared slot, and a waiter may pass at
+     * once): its capture is its clock now (it touches nothing). */
+    if (it->kind == EVRT__ITEM_RECORD)
+      fill_captures_locked(cs, it->seq);
   }
   bool mem = (it->kind == EVRT__ITEM_MEMCPY || it->kind == EVRT__ITEM_MEMSET) &&
              it->u.mem.n;
@@ -604,18 +625,7 @@ void evrt__check_item_end(struct evrt__stream *s, struct evrt__item *it) {
   cs->wstate = CW_NONE;
   if (it->seq > cs->end_seq)
     cs->end_seq = it->seq;
-  /* Fill the captures this item completes (records that target it). */
-  struct evrt__cgen **pp = &cs->pending;
-  while (*pp) {
-    struct evrt__cgen *g = *pp;
-    if (g->target <= it->seq) {
-      *pp = g->pnext;
-      g->svc = vc_at_locked(cs, g->target);
-      evrt__cgen_unref(g);
-    } else {
-      pp = &g->pnext;
-    }
-  }
+  fill_captures_locked(cs, it->seq);
   evrt__spin_unlock(&cs->lock);
 out:
   if (ci) {
@@ -666,9 +676,17 @@ void evrt__check_observe_stream(struct evrt__stream *s, uint64_t target) {
   evrt__cvc_unref(v);
 }
 
+evrt_status_t evrt__check_ipc_observed(struct evrt__event *e,
+                                       evrt_status_t st) {
+  if (st == EVRT_SUCCESS)
+    evrt__check_observe_event(e);
+  return st;
+}
+
 void evrt__check_observe_event(struct evrt__event *e) {
   struct ctls *t = ctls();
-  if (!t || !atomic_load_explicit(&e->src, memory_order_relaxed))
+  if (!t || (!(e->flags & EVRT_EVENT_INTERPROCESS) &&
+             !atomic_load_explicit(&e->src, memory_order_relaxed)))
     return; /* never recorded, or reset: complete without a generation */
   uint64_t id = e->id;
   struct cevent *ce = cevent_of(id, false);

@@ -198,8 +198,8 @@ static void print_pair(FILE *f, const struct finding *x) {
     put_acc(f, "use", a);
     put_acc(f, "not ordered after the block's", b);
   } else {
-    put_acc(f, "this", a);
-    put_acc(f, "conflicts with the earlier", b);
+    put_acc(f, "access", a);
+    put_acc(f, "earlier access", b);
     fprintf(f, "  nothing orders them: no wait, synchronize or query "
                "connects the second to the first\n");
   }
@@ -450,7 +450,7 @@ static void write_json_to(FILE *unused, const struct finding *x_unused) {
 
 /* ---------------------------------------------------------------- exit */
 
-static void check_exit(void) {
+static __attribute__((unused)) void check_exit(void) {
   pthread_mutex_lock(&report_lock);
   if (json_path)
     write_json();

@@ -96,17 +96,22 @@ static PyObject *m_check_acquire(PyObject *self, PyObject *obj) {
 
 PyMethodDef evrtpy_check_methods[] = {
     {"check_enabled", m_check_enabled, METH_NOARGS,
+     "check_enabled($module, /)\n--\n\n"
      "True when the synchronization checker is on (EVRT_CHECK=1)."},
     {"check_findings", m_check_findings, METH_NOARGS,
+     "check_findings($module, /)\n--\n\n"
      "Number of the checker's findings so far."},
     {"check_access", (PyCFunction)(void (*)(void))m_check_access,
      METH_VARARGS | METH_KEYWORDS,
-     "check_access(obj, mode='rw'): declare that the caller reads ('r'), "
+     "check_access($module, /, obj, mode='rw')\n--\n\n"
+     "Declare that the caller reads ('r'), "
      "writes ('w') or both the memory of obj (any contiguous buffer)."},
     {"check_release", m_check_release, METH_O,
-     "check_release(obj): host-level synchronization evrt does not see: "
+     "check_release($module, obj, /)\n--\n\n"
+     "Host-level synchronization evrt does not see: "
      "everything before it is ordered before a check_acquire(obj) that "
      "observed it."},
     {"check_acquire", m_check_acquire, METH_O,
-     "check_acquire(obj): the other half of check_release(obj)."},
+     "check_acquire($module, obj, /)\n--\n\n"
+     "The other half of check_release(obj)."},
     {NULL}};

@@ -500,7 +500,7 @@ evrt_status_t evrt_event_record(evrt_event_t eh, evrt_stream_t sh) {
     wrec_add(e, w->owner, w->seq);
   }
   if (EVRT_UNLIKELY(evrt__check_on))
-    evrt__check_record(e, s, rec_no, target);
+    evrt__check_record(e->id, s, rec_no, target);
   evrt__event_unlock(e);
   if (EVRT_UNLIKELY(tracing) && !it)
     evrt__trace_record(s->device, s->id, e->id, rec_no, evrt__now_ns());

@@ -17,7 +17,7 @@
 
 #define CTX_MAGIC 0x61636c63u /* "aclc" */
 
-pthread_mutex_t acl__lock = PTHREAD_MUTEX_INITIALIZER;
+ACL__MUTEX(acl__lock)
 atomic_uint acl__op_wait_timeout;
 
 static unsigned init_count;   /* under acl__lock */

@@ -42,6 +42,20 @@ extern pthread_mutex_t acl__lock;
  * function in a forked child of a process that used the layer; it comes
  * before any lock of the layer on every path that does not call evrt
  * first. */
+/* A global mutex of the layer, defined with ACL__MUTEX(name) (prefix
+ * `static` for a file's own): the child handler re-initializes every one,
+ * so that no path of a forked child that does not pass ACL__ENTER can wait
+ * for a thread of the parent that does not exist there.  (The state it
+ * guards may have been caught mid-update by the fork: ACL__ENTER, on the
+ * paths of the main families, keeps the child from reading it.) */
+#define ACL__MUTEX(name)                                                       \
+  pthread_mutex_t name = PTHREAD_MUTEX_INITIALIZER;                            \
+  __attribute__((constructor)) static void acl__track_##name(void) {           \
+    acl__fork_track(&name, false);                                             \
+  }
+/* Register a mutex for re-initialization in a forked child (recursive:
+ * with that type). */
+void acl__fork_track(pthread_mutex_t *m, bool recursive);
 #define ACL__FORK_USED 1u
 #define ACL__FORK_CHILD 2u
 extern atomic_uint acl__fork_state;

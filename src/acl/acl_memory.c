@@ -31,7 +31,7 @@
 #include <string.h>
 
 static void *tree;
-static pthread_mutex_t mem_lock = PTHREAD_MUTEX_INITIALIZER;
+static ACL__MUTEX(mem_lock)
 
 /* Ranges compare equal when they overlap, so a one-byte key finds the block
  * holding an interior pointer. */

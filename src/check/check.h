@@ -68,9 +68,10 @@ void evrt__check_stream_name(struct evrt__stream *s, const char *name);
 void evrt__check_item_begin(struct evrt__stream *s, struct evrt__item *it);
 void evrt__check_item_end(struct evrt__stream *s, struct evrt__item *it);
 void evrt__check_item_parked(struct evrt__stream *s, struct evrt__item *it);
-/* event.c, under the event lock: a record of generation rec_no targeting
+/* event.c and ipc_proto.c (under the event lock, or after it with the id
+ * read under it): a record of event ev_id's generation rec_no targeting
  * (s, target). */
-void evrt__check_record(struct evrt__event *e, struct evrt__stream *s,
+void evrt__check_record(uint64_t ev_id, struct evrt__stream *s,
                         uint64_t rec_no, uint64_t target);
 /* event.c, under the event lock: a wait satisfied at the call on an idle
  * stream (no item): the stream's later items are ordered after it. */

@@ -347,11 +347,11 @@ static struct evrt__cgen *gen_find(uint64_t ev_id, uint64_t rec_no) {
   return g;
 }
 
-void evrt__check_record(struct evrt__event *e, struct evrt__stream *s,
+void evrt__check_record(uint64_t ev_id, struct evrt__stream *s,
                         uint64_t rec_no, uint64_t target) {
   struct evrt__cstream *cs = s->check;
   struct ctls *t = ctls();
-  struct cevent *ce = cevent_of(e->id, true);
+  struct cevent *ce = cevent_of(ev_id, true);
   struct evrt__cgen *g = calloc(1, sizeof *g);
   if (!cs || !t || !ce || !g) {
     free(g);
@@ -359,7 +359,7 @@ void evrt__check_record(struct evrt__event *e, struct evrt__stream *s,
     return;
   }
   atomic_init(&g->ref, 1); /* the ring's */
-  g->ev_id = e->id;
+  g->ev_id = ev_id;
   g->rec_no = rec_no;
   g->cs = cs;
   g->target = target;
@@ -377,13 +377,13 @@ void evrt__check_record(struct evrt__event *e, struct evrt__stream *s,
   }
   evrt__spin_unlock(&cs->lock);
   evrt__spin_lock(&ce->lock);
-  if (ce->ev_id != e->id) {
+  if (ce->ev_id != ev_id) {
     /* a new incarnation of the slot: the old one's generations go */
     for (int i = 0; i < CGEN_RING; i++) {
       evrt__cgen_unref(ce->ring[i]);
       ce->ring[i] = NULL;
     }
-    ce->ev_id = e->id;
+    ce->ev_id = ev_id;
   }
   struct evrt__cgen *old = ce->ring[rec_no % CGEN_RING];
   ce->ring[rec_no % CGEN_RING] = g;
@@ -692,27 +692,40 @@ void evrt__check_observe_event(struct evrt__event *e) {
   struct cevent *ce = cevent_of(id, false);
   if (!ce)
     return;
-  /* The newest complete generation: the one the caller saw complete, or a
-   * later one that completed since (which can only hide a race). */
-  struct evrt__cgen *best = NULL;
+  /* The newest generation captured: the one the caller saw complete, or a
+   * later one captured since (which can only hide a race).  Captured, not
+   * done_seq past its target: an interprocess record completes its shared
+   * slot while its item runs, after its capture and before done_seq. */
+  struct evrt__cgen *gs[CGEN_RING];
+  int n = 0;
   evrt__spin_lock(&ce->lock);
   if (ce->ev_id == id)
-    for (int i = 0; i < CGEN_RING; i++) {
-      struct evrt__cgen *g = ce->ring[i];
-      if (g && (!best || g->rec_no > best->rec_no) &&
-          evrt__done(g->cs->s) >= g->target)
-        best = g;
-    }
-  if (best)
-    atomic_fetch_add_explicit(&best->ref, 1, memory_order_relaxed);
+    for (int i = 0; i < CGEN_RING; i++)
+      if (ce->ring[i]) {
+        gs[n] = ce->ring[i];
+        atomic_fetch_add_explicit(&gs[n]->ref, 1, memory_order_relaxed);
+        n++;
+      }
   evrt__spin_unlock(&ce->lock);
-  if (!best)
-    return;
-  cvc_t *sv = gen_svc(best);
-  ctx_join(t, sv);
-  ctx_join(t, best->hvc);
-  evrt__cvc_unref(sv);
-  evrt__cgen_unref(best);
+  struct evrt__cgen *best = NULL;
+  cvc_t *best_sv = NULL;
+  for (int i = 0; i < n; i++) {
+    if (!best || gs[i]->rec_no > best->rec_no) {
+      cvc_t *sv = gen_svc(gs[i]);
+      if (sv) {
+        evrt__cvc_unref(best_sv);
+        best = gs[i];
+        best_sv = sv;
+      }
+    }
+  }
+  if (best) {
+    ctx_join(t, best_sv);
+    ctx_join(t, best->hvc);
+  }
+  evrt__cvc_unref(best_sv);
+  for (int i = 0; i < n; i++)
+    evrt__cgen_unref(gs[i]);
 }
 
 void evrt__check_observe_device(int device) {

@@ -28,7 +28,7 @@ struct rtExceptionInfo {
 
 #define MAX_CBS 16
 #define MAX_STATE_CBS 64
-static pthread_mutex_t cb_lock = PTHREAD_MUTEX_INITIALIZER;
+static ACL__MUTEX(cb_lock)
 static aclrtExceptionInfoCallback set_cb;   /* aclrtSetExceptionInfoCallback */
 static aclrtExceptionInfoCallback regs[MAX_CBS]; /* ...CallbackRegister */
 static int nregs;

@@ -30,7 +30,7 @@ struct shared {
   struct shared *next;
 };
 
-static pthread_mutex_t ipc_lock = PTHREAD_MUTEX_INITIALIZER;
+static ACL__MUTEX(ipc_lock)
 static struct shared *list;
 
 bool acl__ipc_mem_shared(const void *p) {

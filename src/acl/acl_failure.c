@@ -28,7 +28,7 @@ struct rtExceptionInfo {
 
 #define MAX_CBS 16
 #define MAX_STATE_CBS 64
-static pthread_mutex_t cb_lock = PTHREAD_MUTEX_INITIALIZER;
+static ACL__MUTEX(cb_lock)
 static aclrtExceptionInfoCallback set_cb;   /* aclrtSetExceptionInfoCallback */
 static aclrtExceptionInfoCallback regs[MAX_CBS]; /* ...CallbackRegister */
 static int nregs;
@@ -105,6 +105,7 @@ aclError acl__task_error(evrt_stream_t h, evrt_status_t st, const char *fn) {
 /* ---------------------------------------------------- exception info */
 
 aclError aclrtSetExceptionInfoCallback(aclrtExceptionInfoCallback callback) {
+  ACL__ENTER("aclrtSetExceptionInfoCallback");
   acl__failure_init();
   pthread_mutex_lock(&cb_lock);
   set_cb = callback; /* NULL: none */
@@ -114,6 +115,7 @@ aclError aclrtSetExceptionInfoCallback(aclrtExceptionInfoCallback callback) {
 
 aclError aclrtExceptionInfoCallbackRegister(aclrtExceptionInfoCallback cb) {
   static const char fn[] = "aclrtExceptionInfoCallbackRegister";
+  ACL__ENTER(fn);
   if (!cb)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "callback is NULL");
   acl__failure_init();
@@ -133,6 +135,7 @@ aclError aclrtExceptionInfoCallbackRegister(aclrtExceptionInfoCallback cb) {
 
 aclError aclrtExceptionInfoCallbackUnregister(aclrtExceptionInfoCallback cb) {
   static const char fn[] = "aclrtExceptionInfoCallbackUnregister";
+  ACL__ENTER(fn);
   if (!cb)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "callback is NULL");
   pthread_mutex_lock(&cb_lock);
@@ -194,6 +197,7 @@ aclError aclrtGetThreadLastTaskId(uint32_t *taskId) {
 
 aclError aclrtGetErrorVerbose(int32_t deviceId, aclrtErrorInfo *errorInfo) {
   static const char fn[] = "aclrtGetErrorVerbose";
+  ACL__ENTER(fn);
   if (!errorInfo)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "errorInfo is NULL");
   if (!acl__device_ok(deviceId) || deviceId >= ACL__MAX_DEVICES)
@@ -242,6 +246,7 @@ aclError aclrtRegStreamStateCallback(const char *regName,
                                      aclrtStreamStateCallback callback,
                                      void *args) {
   static const char fn[] = "aclrtRegStreamStateCallback";
+  ACL__ENTER(fn);
   if (!regName || !*regName || strlen(regName) >= sizeof state_cbs[0].name)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
                      "regName is NULL, empty or longer than 63 bytes");

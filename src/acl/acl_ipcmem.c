@@ -30,7 +30,7 @@ struct shared {
   struct shared *next;
 };
 
-static pthread_mutex_t ipc_lock = PTHREAD_MUTEX_INITIALIZER;
+static ACL__MUTEX(ipc_lock)
 static struct shared *list;
 
 bool acl__ipc_mem_shared(const void *p) {
@@ -86,6 +86,7 @@ static void unmap_later(void *arg) {
 aclError aclrtIpcMemGetExportKey(void *devPtr, size_t size, char *key,
                                  size_t len, uint64_t flags) {
   static const char fn[] = "aclrtIpcMemGetExportKey";
+  ACL__ENTER(fn);
   if (!devPtr || !key || size == 0)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "%s",
                      !devPtr ? "devPtr is NULL"
@@ -128,6 +129,7 @@ aclError aclrtIpcMemGetExportKey(void *devPtr, size_t size, char *key,
 
 aclError aclrtIpcMemSetImportPid(const char *key, int32_t *pid, size_t num) {
   static const char fn[] = "aclrtIpcMemSetImportPid";
+  ACL__ENTER(fn);
   if (!key || !pid || num == 0)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "%s",
                      !key ? "key is NULL" : "no pids given");
@@ -137,6 +139,7 @@ aclError aclrtIpcMemSetImportPid(const char *key, int32_t *pid, size_t num) {
 aclError aclrtIpcMemImportByKey(void **devPtr, const char *key,
                                 uint64_t flags) {
   static const char fn[] = "aclrtIpcMemImportByKey";
+  ACL__ENTER(fn);
   if (!devPtr || !key)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "%s is NULL",
                      devPtr ? "key" : "devPtr");
@@ -163,6 +166,7 @@ aclError aclrtIpcMemImportByKey(void **devPtr, const char *key,
 
 aclError aclrtIpcMemClose(const char *key) {
   static const char fn[] = "aclrtIpcMemClose";
+  ACL__ENTER(fn);
   if (!key)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "key is NULL");
   pthread_mutex_lock(&ipc_lock);

@@ -141,7 +141,7 @@ TEST(seventy_block_callbacks_hold_no_worker) {
     ASSERT_OK(aclrtSubscribeReport((uint64_t)t, s[i]));
     ASSERT_OK(aclrtLaunchCallback(cb, &one, ACL_CALLBACK_BLOCK, s[i]));
   }
-  sleep_ms(50); /* every stream reaches its callback and parks */
+  sleep_ms(300); /* every stream reaches its callback and parks */
   ASSERT_OK(aclrtCreateStream(&other));
   atomic_int n = 0;
   ASSERT_OK(aclrtLaunchHostFunc(other, host_fn, &n));

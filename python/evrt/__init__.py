@@ -32,12 +32,13 @@ from ._evrt import (  # noqa: F401  (re-exported)
 )
 
 __all__ = [
-    "Event", "EvrtError", "ExternalStream", "NotSupportedError", "Stream",
-    "StreamContext", "accelerator", "acl", "cuda", "current_device",
+    "Event", "EvrtError", "ExternalStream", "Graph", "GraphExec",
+    "NotSupportedError", "Stream", "StreamContext", "accelerator", "acl",
+    "begin_capture", "capture_status", "cuda", "current_device",
     "current_stream", "default_stream", "device", "device_count",
-    "get_stream_from_external", "is_available", "library_path",
-    "rename_device_type", "set_device", "set_stream", "stream",
-    "synchronize", "trace", "xpu",
+    "end_capture", "exchange_capture_mode", "get_stream_from_external",
+    "is_available", "library_path", "rename_device_type", "set_device",
+    "set_stream", "stream", "synchronize", "trace", "xpu",
 ]
 
 _f = _evrt._functions("evrt")
@@ -116,6 +117,10 @@ def _exit_hook():
 
 
 _atexit.register(_exit_hook)
+
+from ._graphs import (  # noqa: E402,F401  (stream capture, docs/capture.md)
+    Graph, GraphExec, begin_capture, capture_status, end_capture,
+    exchange_capture_mode)
 
 from . import accelerator, cuda, xpu  # noqa: E402,F401
 

@@ -19,7 +19,9 @@ import ctypes as _ctypes
 from . import _contexts, _evrt
 
 __all__ = [
-    "Event", "ExternalStream", "Stream", "StreamContext", "current_device",
+    "CUDAGraph", "Event", "ExternalStream", "Stream", "StreamContext",
+    "current_device", "graph", "graph_pool_handle",
+    "is_current_stream_capturing",
     "current_stream", "default_stream", "device", "device_count",
     "device_of", "get_stream_from_external", "ipc_collect", "is_available",
     "set_device", "set_stream", "stream", "synchronize",
@@ -107,8 +109,8 @@ class Event(_evrt.Event):
         enable_timing (bool, optional): measure time (default: False).
         blocking (bool, optional): synchronize() parks the thread at once.
         interprocess (bool): shareable with other processes.
-        external (bool, optional): kept as a flag (evrt has no graph
-            capture).
+        external (bool, optional): in a stream capture, record and wait
+            make external event nodes (evrt.cuda.graph; docs/capture.md).
     """
 
     __slots__ = ()
@@ -186,3 +188,11 @@ class StreamContext(_contexts.StreamContext):
 def stream(stream):
     """``with evrt.cuda.stream(s):`` runs the block with ``s`` current."""
     return StreamContext(stream)
+
+
+# torch.cuda.graphs (python/evrt/_graphs.py).
+from . import _graphs  # noqa: E402
+
+graph_pool_handle = _graphs.graph_pool_handle
+CUDAGraph, graph, is_current_stream_capturing = _graphs.make_torch_api(
+    dict(_f, Stream=Stream), stream, "CUDAGraph", __name__)

@@ -170,7 +170,7 @@ int evrtpy_event_record_on(EventObject *self, evrt_stream_t h, int sdev) {
   int created_here = !self->h;
   if (event_create(self) < 0)
     return -1;
-  evrt_status_t st = evrt_event_record(self->h, h);
+  evrt_status_t st = evrtpy_record_maybe_external(self->h, h, self->external);
   if (st == EVRT_SUCCESS)
     return 0;
   if (st == EVRT_ERROR_DEVICE_MISMATCH &&
@@ -189,7 +189,7 @@ PyObject *evrtpy_event_wait_on(EventObject *self, evrt_stream_t h) {
   /* Never created: an empty dependency, nothing to enqueue. */
   if (!self->h)
     Py_RETURN_NONE;
-  evrt_status_t st = evrt_stream_wait_event(h, self->h);
+  evrt_status_t st = evrtpy_wait_maybe_external(h, self->h, self->external);
   if (st)
     return evrtpy_raise(st, "evrt_stream_wait_event");
   Py_RETURN_NONE;

@@ -16,6 +16,10 @@
  * (a factor that favours the first-loaded copy cancels out).
  *
  *   evrt-bench-tracing [--json]
+ *
+ * The same comparison serves the checker's hooks (EVRT_CHECK off vs
+ * compiled out with EVRT_NO_CHECK): evrt-bench-check is this file built
+ * with the HOOKS_* macros below set for it (bench/CMakeLists.txt).
  */
 #include "bench.h"
 
@@ -30,6 +34,19 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+/* What is compared (defaults: the trace hooks). */
+#ifndef HOOKS_SCENARIO
+#define HOOKS_SCENARIO "tracing_off"
+#define HOOKS_ON "traced"           /* the copy with the hooks, off */
+#define HOOKS_ROW "tracing off"
+#define HOOKS_BASELINE "tracing_compiled_out"
+#define HOOKS_TITLE                                                            \
+  "trace hooks compiled in but off vs compiled out (EVRT_NO_TRACE), "          \
+  "interleaved, in both load orders"
+#define HOOKS_ENV "EVRT_TRACE"
+#define HOOKS_ENV_WHY "EVRT_TRACE is set: tracing would be on"
+#endif
 
 void bench_die(const char *file, int line, const char *call, int st) {
   fprintf(stderr, "%s:%d: %s failed: status %d\n", file, line, call, st);
@@ -156,12 +173,12 @@ int main(int argc, char **argv) {
   if (v && atof(v) > 0)
     bench_sample_ms = atof(v);
 #ifdef EVRT_BENCH_TRACE_OFF_BUILD
-  bench_skip("tracing_off", "this build has EVRT_TRACE_COMPILED=OFF: both "
+  bench_skip(HOOKS_SCENARIO, "this build has EVRT_TRACE_COMPILED=OFF: both "
                             "copies have tracing compiled out");
   return 0;
 #endif
-  if (getenv("EVRT_TRACE")) {
-    bench_skip("tracing_off", "EVRT_TRACE is set: tracing would be on");
+  if (getenv(HOOKS_ENV)) {
+    bench_skip(HOOKS_SCENARIO, HOOKS_ENV_WHY);
     return 0;
   }
   struct {
@@ -181,17 +198,17 @@ int main(int argc, char **argv) {
   /* child: the other load order, figures sent back through a pipe */
   int fds[2];
   if (pipe(fds) != 0) {
-    bench_skip("tracing_off", "pipe: %s", strerror(errno));
+    bench_skip(HOOKS_SCENARIO, "pipe: %s", strerror(errno));
     return 0;
   }
   fflush(stdout);
   pid_t pid = fork();
   if (pid < 0) {
-    bench_skip("tracing_off", "fork: %s", strerror(errno));
+    bench_skip(HOOKS_SCENARIO, "fork: %s", strerror(errno));
     return 0;
   }
   bool child = pid == 0;
-  static struct api on = {.name = "traced"}, off = {.name = "compiled out"};
+  static struct api on = {.name = HOOKS_ON}, off = {.name = "compiled out"};
   const char *err;
   if (child) {
     close(fds[0]);
@@ -208,24 +225,22 @@ int main(int argc, char **argv) {
     close(fds[0]);
     if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
         WEXITSTATUS(st) != 0 || n != (ssize_t)sizeof child_figures) {
-      bench_skip("tracing_off", "the child run (compiled-out copy loaded "
+      bench_skip(HOOKS_SCENARIO, "the child run (compiled-out copy loaded "
                                 "first) failed");
       return 0;
     }
     if ((err = load(&on, EVRT_BENCH_LIB_TRACED)) ||
         (err = load(&off, EVRT_BENCH_LIB_NOTRACE))) {
-      bench_skip("tracing_off", "cannot load both library copies: %s", err);
+      bench_skip(HOOKS_SCENARIO, "cannot load both library copies: %s", err);
       return 0;
     }
   }
   if (!child)
-    bench_title("tracing_off", "trace hooks compiled in but off vs compiled "
-                               "out (EVRT_NO_TRACE), interleaved, in both "
-                               "load orders");
+    bench_title(HOOKS_SCENARIO, HOOKS_TITLE);
   struct bench_case cs[2 * NS];
   static char names[2 * NS][80];
   for (int k = 0; k < NS; k++) {
-    snprintf(names[2 * k], 80, "%s, tracing off", shapes[k].variant);
+    snprintf(names[2 * k], 80, "%s, " HOOKS_ROW, shapes[k].variant);
     snprintf(names[2 * k + 1], 80, "%s, compiled out", shapes[k].variant);
     cs[2 * k] = (struct bench_case){.name = names[2 * k], .fn = shapes[k].fn,
                                     .ctx = &on,
@@ -235,7 +250,7 @@ int main(int argc, char **argv) {
                                         .max_iters = shapes[k].max_iters};
   }
   if (!child)
-    bench_note("traced copy loaded first:");
+    bench_note(HOOKS_ON " copy loaded first:");
   bench_run(cs, 2 * NS, "ns");
   if (child) {
     double out[2 * NS][4];
@@ -263,12 +278,12 @@ int main(int argc, char **argv) {
   for (int k = 0; k < NS; k++) {
     const struct bench_case *t1 = &cs[2 * k], *n1 = &cs[2 * k + 1];
     const struct bench_case *t2 = &other[2 * k], *n2 = &other[2 * k + 1];
-    bench_note("%s: traced / compiled out = %.3gx traced first, %.3gx "
-               "compiled out first", shapes[k].variant,
+    bench_note("%s: " HOOKS_ON " / compiled out = %.3gx " HOOKS_ON
+               " first, %.3gx compiled out first", shapes[k].variant,
                t1->median / n1->median, t2->median / n2->median);
     bench_compare_values(
-        "tracing_off", shapes[k].variant, names[2 * k],
-        sqrt(t1->median * t2->median), "tracing_compiled_out",
+        HOOKS_SCENARIO, shapes[k].variant, names[2 * k],
+        sqrt(t1->median * t2->median), HOOKS_BASELINE,
         sqrt(n1->median * n2->median),
         (struct bench_target){BT_RATIO_LE, 1.05,
                               "costs nothing measurable (<= 1.05x)"},

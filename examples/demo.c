@@ -14,6 +14,7 @@
  * so that EVRT_CHECK=1 checks their order too (docs/check.md).  With
  * --forget-wait the consumer does not wait for the transform: a data race
  * that usually computes the right sum, and that EVRT_CHECK=1 reports.
+ * --no-delay leaves the delays out (bench/check_on.c times it).
  */
 #include <evrt.h>
 
@@ -89,7 +90,11 @@ static void consume(void *p) {
 }
 
 int main(int argc, char **argv) {
-  bool forget_wait = argc > 1 && strcmp(argv[1], "--forget-wait") == 0;
+  bool forget_wait = false, no_delay = false;
+  for (int a = 1; a < argc; a++) {
+    forget_wait |= strcmp(argv[a], "--forget-wait") == 0;
+    no_delay |= strcmp(argv[a], "--no-delay") == 0;
+  }
   evrt_stream_t prod, xform, cons;
   CHECK(evrt_stream_create(&prod, 0, 0, 0));
   CHECK(evrt_stream_create(&xform, 0, 0, 0));
@@ -123,12 +128,14 @@ int main(int argc, char **argv) {
      * the first use, freed[k] was never recorded: an empty dependency. */
     CHECK(evrt_stream_wait_event(prod, freed[k]));
     CHECK(evrt_launch_host_func_labeled(prod, produce, j, "produce"));
-    CHECK(evrt_stream_delay(prod, 2000000));
+    if (!no_delay)
+      CHECK(evrt_stream_delay(prod, 2000000));
     CHECK(evrt_event_record(filled[k], prod));
 
     CHECK(evrt_stream_wait_event(xform, filled[k]));
     CHECK(evrt_launch_host_func_labeled(xform, transform, j, "square"));
-    CHECK(evrt_stream_delay(xform, 3000000));
+    if (!no_delay)
+      CHECK(evrt_stream_delay(xform, 3000000));
     CHECK(evrt_memcpy_async(xform, j->slot->squared, j->slot->scratch,
                             sizeof j->slot->squared));
     CHECK(evrt_event_record(ready[k], xform));
@@ -136,7 +143,8 @@ int main(int argc, char **argv) {
     if (!forget_wait)
       CHECK(evrt_stream_wait_event(cons, ready[k]));
     CHECK(evrt_launch_host_func_labeled(cons, consume, j, "check+sum"));
-    CHECK(evrt_stream_delay(cons, 1000000));
+    if (!no_delay)
+      CHECK(evrt_stream_delay(cons, 1000000));
     CHECK(evrt_event_record(freed[k], cons));
   }
   CHECK(evrt_event_record(produced, prod));

@@ -665,6 +665,15 @@ EVRT_EXPORT evrt_status_t evrt_stream_wait_value64(evrt_stream_t stream,
                                                    uint64_t *addr,
                                                    uint64_t value,
                                                    unsigned flags);
+/* Same, ending the wait after timeout_ns (from the call; negative: never):
+ * the stream goes on and the timeout is counted in
+ * evrt_stream_wait_failures(), as for evrt_stream_wait_event_timeout. */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_stream_wait_value64_timeout(evrt_stream_t stream,
+                                                           uint64_t *addr,
+                                                           uint64_t value,
+                                                           unsigned flags,
+                                                           int64_t timeout_ns);
 /* Store value into *addr when the stream reaches it (flags: 0). */
 /* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_stream_write_value64(evrt_stream_t stream,
@@ -737,9 +746,60 @@ EVRT_EXPORT evrt_status_t evrt_check_free(void *ptr, size_t bytes,
 EVRT_EXPORT evrt_status_t evrt_check_release(const void *sync);
 /* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_check_acquire(const void *sync);
+/* Name the call site of the calling thread's next evrt calls in reports
+ * (a language binding passes its own source position, "train.py:42 (step)";
+ * at most 255 bytes kept), instead of the C stack; NULL goes back to the
+ * stack. */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_check_site(const char *where);
 /* Number of findings so far (each occurrence; 0 with the checker off). */
 /* [ts] [nb] [hostfn] */
 EVRT_EXPORT uint64_t evrt_check_findings(void);
+
+/* ------------------------------------------------------------------------ */
+/* Interprocess memory (docs/design.md, "Interprocess memory"): memory
+ * shareable with other processes of the same user.  evrt_ipc_mem_alloc
+ * gives page-aligned, zero-filled memory (a memfd: each block holds a file
+ * descriptor while it lives; the process's soft descriptor limit is raised
+ * to its hard limit at the first one).  A page-aligned range of it is
+ * exported under a key (64 hex digits and a NUL); another process imports
+ * the key and maps the same pages.  Unless exported with
+ * EVRT_IPC_MEM_NO_PID_CHECK, only the processes whose pids the exporter set
+ * may import.  Nothing outlives the processes: no file is left after a
+ * crash. */
+
+#define EVRT_IPC_MEM_KEY_SIZE 65
+#define EVRT_IPC_MEM_NO_PID_CHECK 0x1u
+
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_ipc_mem_alloc(size_t bytes, void **ptr);
+/* The exporter's memory (importers keep their mappings until they close). */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_ipc_mem_free(void *ptr);
+/* Export [ptr, ptr + bytes) of memory from evrt_ipc_mem_alloc (ptr
+ * page-aligned).  One export per block: exporting the same range with the
+ * same flags again gives the same key, anything else is
+ * EVRT_ERROR_NOT_PERMITTED. */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_ipc_mem_export(void *ptr, size_t bytes,
+                                              unsigned flags,
+                                              char key[EVRT_IPC_MEM_KEY_SIZE]);
+/* Add pids to the key's import whitelist (the exporter only). */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_ipc_mem_set_import_pids(const char *key,
+                                                       const int32_t *pids,
+                                                       size_t n);
+/* Map the memory of a key exported by another process (flags: 0).  Errors:
+ * EVRT_ERROR_IPC_HANDLE (malformed, forged, stale, freed or closed key),
+ * EVRT_ERROR_IPC_SAME_PROCESS, EVRT_ERROR_PEER_LOST (the exporter died),
+ * EVRT_ERROR_NOT_PERMITTED (not whitelisted). */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_ipc_mem_import(const char *key, unsigned flags,
+                                              void **ptr, size_t *bytes);
+/* Importer: unmap.  Exporter: later imports fail; the memory stays (and
+ * importers' mappings stay valid) until evrt_ipc_mem_free. */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_ipc_mem_close(const char *key);
 
 /* ------------------------------------------------------------------------ */
 /* Tracing (Chrome trace-event JSON; also EVRT_TRACE=path.json) */

@@ -5,7 +5,7 @@
 #
 #   libevrt0      runtime  libevrt.so.0 and libascendcl.so
 #   libevrt-dev   dev      headers, libevrt.so, evrt.pc, ascendcl.pc, CMake package
-#   evrt-tools    tools    evrt-trace
+#   evrt-tools    tools    evrt-trace, evrt-check
 #   python3-evrt  python   the evrt Python package (whatever python/ installs),
 #                          on the shared libevrt.so.0 of libevrt0
 #
@@ -47,7 +47,10 @@ cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=None -DCMAKE_INSTALL_PREFIX=/usr 
   -DEVRT_PYTHON_INSTALL_DIR=lib/python3/dist-packages \
   -DPython3_EXECUTABLE=/usr/bin/python3 >"$build/configure.log" 2>&1 ||
   { cat "$build/configure.log"; die "cmake configure failed"; }
-cmake --build "$build" -j"$JOBS" >"$build/build.log" 2>&1 ||
+# Only what the packages install (not the examples, benchmarks or the pip
+# build of the tests): a new installed target is added here.
+cmake --build "$build" -j"$JOBS" --target evrt ascendcl evrt-trace evrt-check evrt_python \
+  >"$build/build.log" 2>&1 ||
   { tail -50 "$build/build.log"; die "build failed (log: $build/build.log)"; }
 version=$(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' "$build/CMakeCache.txt")
 [ -n "$version" ] || die "no project version in $build/CMakeCache.txt"
@@ -170,10 +173,11 @@ files (evrt, ascendcl) and the CMake package (find_package(evrt), target
 evrt::evrt)."
 
 stage_pkg evrt-tools tools utils "" \
-  "stream-and-event runtime (trace viewer)" \
+  "stream-and-event runtime (trace viewer, schedule checker)" \
   "$about
 This package contains evrt-trace, which draws a trace written by evrt
-(EVRT_TRACE=file.json) as an SVG timeline."
+(EVRT_TRACE=file.json) as an SVG timeline, and evrt-check, which runs a
+program under EVRT_CHECK=1 with several EVRT_CHAOS seeds."
 
 py=$(/usr/bin/python3 -c 'import sys; v = sys.version_info; print("%d.%d %d.%d" % (v[0], v[1], v[0], v[1] + 1))')
 stage_pkg python3-evrt python python "python3 (>= ${py% *}), python3 (<< ${py#* })" \

@@ -76,6 +76,7 @@ cm/b/consumer_c | grep -qx "installed evrt $version works" || die "the CMake con
 EVRT_TRACE="$tmp/trace.json" ./c >/dev/null
 evrt-trace "$tmp/trace.json" -o "$tmp/trace.svg"
 grep -q '<svg' "$tmp/trace.svg" || die "evrt-trace wrote no SVG"
+evrt-check --runs 2 -- ./c >check.log 2>&1 || { cat check.log; die "evrt-check on the consumer"; }
 # Debian's python3 (not a pyenv one earlier on PATH).  Byte code written by
 # this import (as root) must go with the package too.
 /usr/bin/python3 - "$version" "$multiarch" <<'EOF' || die "python3 -c 'import evrt'"
@@ -88,7 +89,7 @@ assert libs and all(("/lib/%s/libevrt.so.0" % multiarch) in p for p in libs), li
 s = evrt.Stream(); e = evrt.Event(); s.launch(print, "python3-evrt works"); e.record(s)
 e.synchronize()
 EOF
-echo "deb-check: used: C and C++ via pkg-config, ACL via pkg-config, CMake package, evrt-trace, python3 import evrt"
+echo "deb-check: used: C and C++ via pkg-config, ACL via pkg-config, CMake package, evrt-trace, evrt-check, python3 import evrt"
 
 # Remove them: nothing they installed may be left.
 cd "$src"

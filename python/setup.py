@@ -137,8 +137,10 @@ class BuildWithLibevrt(build_ext):
                     "-pthread", "-Wl,-soname," + ACL_SONAME,
                     "-Wl,--version-script=" + os.path.join(
                         ROOT, "src", "acl", "ascendcl.map"),
-                    "-Wl,--no-undefined", "-Wl,-rpath,$ORIGIN",
-                    "-lm"])  # the ACL layer's fp16 and random-number code
+                    "-Wl,--no-undefined", "-Wl,-Bsymbolic-functions",
+                    "-Wl,-rpath,$ORIGIN"],
+                # the layer's fp16 and random-number code use libm
+                libraries=["m"])
             ext.extra_objects.append(acl_lib)
         ext.extra_link_args.append("-Wl,-rpath,$ORIGIN")
 
@@ -176,7 +178,6 @@ ext = Extension(
     extra_compile_args=["-std=c11", "-fvisibility=hidden", "-Wall",
                         "-Wextra", "-Wno-unused-parameter"],
     extra_link_args=["-pthread"],
-    libraries=["m"],  # the ACL layer's fp16 and random-number code
 )
 
 options = {}

@@ -445,7 +445,7 @@ evrt_status_t evrt__event_publish(struct evrt__event *e, uint32_t ev_gen,
   publish_locked(e, s, dev < 0 ? device : -1, *rec_no, target, 0);
   /* (a record inside a capture is a marker, not a generation to order by) */
   if (EVRT_UNLIKELY(evrt__check_on) && !evrt__captured_src((uintptr_t)s))
-    evrt__check_record(e, s, *rec_no, target);
+    evrt__check_record(e->id, s, *rec_no, target);
   evrt__event_unlock(e);
   return EVRT_SUCCESS;
 }
@@ -542,7 +542,7 @@ evrt_status_t evrt_event_record(evrt_event_t eh, evrt_stream_t sh) {
     wrec_add(e, w->owner, w->seq);
   }
   if (EVRT_UNLIKELY(evrt__check_on))
-    evrt__check_record(e, s, rec_no, target);
+    evrt__check_record(e->id, s, rec_no, target);
   evrt__event_unlock(e);
   if (EVRT_UNLIKELY(tracing) && !it)
     evrt__trace_record(s->device, s->id, e->id, rec_no, evrt__now_ns());
@@ -557,7 +557,9 @@ query_slow(evrt_event_t h) {
   if (st)
     return st;
   if (IS_IPC(e))
-    return evrt__ipc_query(e);
+    return EVRT_UNLIKELY(evrt__check_on) ? evrt__check_ipc_observed(
+                                               e, evrt__ipc_query(e))
+                                         : evrt__ipc_query(e);
   return latest_status(e);
 }
 
@@ -606,7 +608,9 @@ evrt_status_t evrt_event_synchronize_timeout(evrt_event_t h,
   if (EVRT_UNLIKELY(evrt__any_capture()) && evrt__capture_sync_event(e, &st))
     return st;
   if (IS_IPC(e))
-    return evrt__ipc_sync(e, timeout_ns);
+    return EVRT_UNLIKELY(evrt__check_on)
+               ? evrt__check_ipc_observed(e, evrt__ipc_sync(e, timeout_ns))
+               : evrt__ipc_sync(e, timeout_ns);
   struct gen g = read_gen(e);
   if (gen_done(&g)) {
     if (EVRT_UNLIKELY(evrt__check_on))

@@ -125,7 +125,16 @@ long evrt__test_fail_alloc_at(long n);
 #endif
 
 /* ----------------------------------------------------------- lifecycle */
-enum { EVRT__UNINIT = 0, EVRT__RUNNING, EVRT__SHUTDOWN, EVRT__FORKED };
+/* UNINIT -> INITIALIZING (one thread's CAS) -> RUNNING, or back to UNINIT
+ * if init failed; RUNNING -> SHUTDOWN; in a forked child INITIALIZING or
+ * RUNNING -> FORKED (src/init.c). */
+enum {
+  EVRT__UNINIT = 0,
+  EVRT__RUNNING,
+  EVRT__SHUTDOWN,
+  EVRT__FORKED,
+  EVRT__INITIALIZING
+};
 extern atomic_int evrt__lib_state;
 evrt_status_t evrt__init_slow(void);
 /* The fast test of evrt__ready(): false sends the caller to its slow path,
@@ -407,6 +416,7 @@ struct evrt__item {
       uint32_t flags;          /* EVRT_VALUE_WAIT_* (waits), 0 (writes) */
       struct evrt__item *vnext; /* link in its bucket while parked */
       uint64_t poll_ns;         /* EVRT_VALUE_WAIT_POLL: next poll period */
+      uint64_t end;             /* timeout (ns, CLOCK_MONOTONIC), 0 none */
     } val;
   } u;
   struct evrt__item *next;            /* recycle lists */

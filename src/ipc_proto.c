@@ -103,14 +103,17 @@ static evrt_status_t record_slow(struct evrt__event *e,
   }
   evrt__event_unlock(e);
   uint64_t enq = atomic_load_explicit(&s->enq_seq, memory_order_acquire);
+  uint64_t target = enq; /* the stream position the generation covers */
   if (evrt__done(s) >= enq) {
     evrt__item_discard(s, it);
     evrt__ipc_complete(m, g);
     evrt__ipc_map_unref(map);
   } else {
     fill_item(it, map, g, id); /* takes over our reference */
-    evrt__stream_push(s, it);
+    target = evrt__stream_push(s, it);
   }
+  if (EVRT_UNLIKELY(evrt__check_on) && id)
+    evrt__check_record(id, s, g, target); /* waits in this process */
   return EVRT_SUCCESS;
 }
 
@@ -154,6 +157,8 @@ evrt_status_t evrt__ipc_record(struct evrt__event *e, struct evrt__stream *s) {
     bool wake = evrt__ipc_mark_done(m, g);
     if (wake)
       evrt__ipc_map_ref(map);
+    if (EVRT_UNLIKELY(evrt__check_on))
+      evrt__check_record(e->id, s, g, enq); /* waits in this process */
     evrt__event_unlock(e);
     if (wake) {
       evrt__ipc_wake(m);
@@ -163,7 +168,10 @@ evrt_status_t evrt__ipc_record(struct evrt__event *e, struct evrt__stream *s) {
   }
   evrt__ipc_map_ref(map);
   fill_item(it, map, g, e->id);
-  evrt__stream_push(s, it); /* under the event lock, as local records do */
+  uint64_t target = evrt__stream_push(s, it); /* under the event lock, as
+                                                 local records do */
+  if (EVRT_UNLIKELY(evrt__check_on))
+    evrt__check_record(e->id, s, g, target); /* waits in this process */
   evrt__event_unlock(e);
   return EVRT_SUCCESS;
 }

@@ -234,7 +234,8 @@ static evrt_status_t enqueue(struct evrt__stream *s, const struct evrt__item *tm
     evrt__spin_lock(&s->plock);
   }
   *it = *tmpl;
-  it->check = chk;
+  if (EVRT_UNLIKELY(evrt__check_on))
+    it->check = chk; /* read only by the checker */
   it->owner = s;
   it->timer_idx = -1;
   it->t_start = 0;

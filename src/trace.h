@@ -54,6 +54,10 @@ extern atomic_int evrt__trace_enabled;
 void evrt__trace_init_from_env(void);
 /* Called at shutdown and at exit: flush and close the file. */
 void evrt__trace_finish(void);
+/* Called in a forked child of a process that had initialized evrt (its
+ * only thread): the session stays the parent's, and no trace call of the
+ * child takes a lock or touches the file. */
+void evrt__trace_atfork_child(void);
 
 /* A stream got a name (or was created: name may be NULL). */
 void evrt__trace_stream_name(int device, uint64_t stream_id, const char *name);

@@ -8,7 +8,6 @@
 
 #include "internal.h"
 
-#include <stdio.h>
 
 enum {
   EVRT__TE_ITEM = 0,
@@ -46,12 +45,12 @@ extern uint64_t evrt__trace_session_no; /* written under ctl_lock too */
 /* The slot of id, or the empty slot where it would go (names_cap > 0). */
 struct evrt__trace_name *evrt__trace_name_find(uint64_t id);
 
-/* trace_json.c: write the entries of a session that started at `base` as
- * the Chrome trace-event JSON file (docs/trace.md).  The entries are sorted
- * and adjusted in place.  False if out of memory (the file is then
- * partial). */
-bool evrt__trace_write_json(FILE *f, uint64_t base,
-                            struct evrt__trace_entry *all, size_t n,
-                            uint64_t dropped);
+/* trace_json.c: write the entries of a session that started at `base` to
+ * fd as the Chrome trace-event JSON file (docs/trace.md), with write(2).
+ * The entries are sorted and adjusted in place.  0, ENOMEM (out of memory:
+ * the file is partial) or the errno of a failed write.  Called under the
+ * trace's ctl_lock (one writer at a time). */
+int evrt__trace_write_json(int fd, uint64_t base, struct evrt__trace_entry *all,
+                           size_t n, uint64_t dropped);
 
 #endif

@@ -6,14 +6,97 @@
  */
 #include "trace_internal.h"
 
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+/* The file is written with write(2) from this buffer, not through stdio:
+ * a process forked while a thread writes the trace must not hold a copy of
+ * unwritten bytes that its exit would flush into the parent's file (the
+ * child never writes the parent's trace; src/trace_rec.c).  The calls
+ * mirror stdio's; the first write error is kept in err. */
+struct sink {
+  int fd;
+  int err;
+  size_t n;
+  char buf[65536];
+};
+
+static void sink_flush(struct sink *f) {
+  size_t off = 0;
+  while (off < f->n && !f->err) {
+    ssize_t r = write(f->fd, f->buf + off, f->n - off);
+    if (r > 0)
+      off += (size_t)r;
+    else if (r < 0 && errno != EINTR)
+      f->err = errno;
+    else if (r == 0)
+      f->err = EIO;
+  }
+  f->n = 0;
+}
+
+static void sink_write(const void *p, size_t size, size_t nmemb,
+                       struct sink *f) {
+  const char *c = p;
+  size_t len = size * nmemb;
+  while (len) {
+    if (f->n == sizeof f->buf)
+      sink_flush(f);
+    size_t k = sizeof f->buf - f->n;
+    if (k > len)
+      k = len;
+    memcpy(f->buf + f->n, c, k);
+    f->n += k;
+    c += k;
+    len -= k;
+  }
+}
+
+static void sink_putc(int c, struct sink *f) {
+  char ch = (char)c;
+  sink_write(&ch, 1, 1, f);
+}
+
+static void sink_puts(const char *s, struct sink *f) {
+  sink_write(s, 1, strlen(s), f);
+}
+
+static void sink_printf(struct sink *f, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void sink_printf(struct sink *f, const char *fmt, ...) {
+  char tmp[512]; /* every line printed here fits; the longer case is kept
+                    correct anyway */
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+  va_end(ap);
+  if (n < 0)
+    return;
+  if ((size_t)n < sizeof tmp) {
+    sink_write(tmp, 1, (size_t)n, f);
+    return;
+  }
+  char *big = evrt__malloc((size_t)n + 1);
+  if (!big) {
+    f->err = f->err ? f->err : ENOMEM;
+    return;
+  }
+  va_start(ap, fmt);
+  vsnprintf(big, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  sink_write(big, 1, (size_t)n, f);
+  evrt__free(big);
+}
 
 #define HOST_PID 1000000
 #define HOST_TID_BASE 1000000000ull
 
 struct writer {
-  FILE *f;
+  struct sink *f;
   uint64_t base;
   struct evrt__trace_entry *all;
   size_t n;
@@ -29,22 +112,22 @@ struct writer {
   uint64_t dropped;
 };
 
-static void put_str(FILE *f, const char *s) {
+static void put_str(struct sink *f, const char *s) {
   /* JSON string: escape quotes, backslashes and controls; bytes that are not
    * valid UTF-8 (a label cut in the middle of a character) become '?'. */
   const unsigned char *p = (const unsigned char *)s;
-  fputc('"', f);
+  sink_putc('"', f);
   while (*p) {
     unsigned c = *p;
     if (c == '"' || c == '\\') {
-      fputc('\\', f);
-      fputc((int)c, f);
+      sink_putc('\\', f);
+      sink_putc((int)c, f);
       p++;
     } else if (c < 0x20) {
-      fprintf(f, "\\u%04x", c);
+      sink_printf(f, "\\u%04x", c);
       p++;
     } else if (c < 0x80) {
-      fputc((int)c, f);
+      sink_putc((int)c, f);
       p++;
     } else {
       int len = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
@@ -60,15 +143,15 @@ static void put_str(FILE *f, const char *s) {
           ((c == 0xf0 && p[1] < 0x90) || (c == 0xf4 && p[1] >= 0x90)))
         ok = false;
       if (ok) {
-        fwrite(p, 1, (size_t)len, f);
+        sink_write(p, 1, (size_t)len, f);
         p += len;
       } else {
-        fputc('?', f);
+        sink_putc('?', f);
         p++;
       }
     }
   }
-  fputc('"', f);
+  sink_putc('"', f);
 }
 
 /* Microseconds since the session start, with ns precision. */
@@ -76,8 +159,8 @@ static void put_ts(struct writer *w, const char *key, uint64_t t) {
   int64_t d = (int64_t)(t - w->base);
   if (t < w->base)
     d = 0;
-  fprintf(w->f, ",\"%s\":%lld.%03lld", key, (long long)(d / 1000),
-          (long long)(d % 1000));
+  sink_printf(w->f, ",\"%s\":%lld.%03lld", key, (long long)(d / 1000),
+              (long long)(d % 1000));
 }
 
 static int cmp_u64(uint64_t a, uint64_t b) { return a < b ? -1 : a > b; }
@@ -176,18 +259,18 @@ static size_t find_record(struct writer *w, uint64_t event, uint64_t gen) {
   return (size_t)-1;
 }
 
-static void put_meta(FILE *f, const char *what, int pid, uint64_t tid,
+static void put_meta(struct sink *f, const char *what, int pid, uint64_t tid,
                      bool thread, const char *key, const char *sval,
                      long long ival) {
-  fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%d", what, pid);
+  sink_printf(f, ",\n{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%d", what, pid);
   if (thread)
-    fprintf(f, ",\"tid\":%llu", (unsigned long long)tid);
-  fprintf(f, ",\"args\":{\"%s\":", key);
+    sink_printf(f, ",\"tid\":%llu", (unsigned long long)tid);
+  sink_printf(f, ",\"args\":{\"%s\":", key);
   if (sval)
     put_str(f, sval);
   else
-    fprintf(f, "%lld", ival);
-  fputs("}}", f);
+    sink_printf(f, "%lld", ival);
+  sink_puts("}}", f);
 }
 
 struct track {
@@ -205,7 +288,7 @@ static int cmp_track(const void *pa, const void *pb) {
 /* Tracks: streams with slices in this session, and streams created or named
  * during it (even if they ran nothing).  False if out of memory. */
 static bool put_tracks(struct writer *w) {
-  FILE *f = w->f;
+  struct sink *f = w->f;
   pthread_mutex_lock(&evrt__trace_names_lock);
   size_t nt = w->nslices + evrt__trace_names_used;
   struct track *t = evrt__malloc((nt ? nt : 1) * sizeof *t);
@@ -265,35 +348,35 @@ static bool put_tracks(struct writer *w) {
 }
 
 static void put_slice(struct writer *w, size_t pos) {
-  FILE *f = w->f;
+  struct sink *f = w->f;
   const struct evrt__trace_entry *e = w->slices[pos];
   uint64_t t0 = w->shown_start[pos];
   const char *kind = evrt__item_kind_name(e->kind);
-  fprintf(f, ",\n{\"ph\":\"X\",\"pid\":%d,\"tid\":%llu", e->device + 1,
-          (unsigned long long)e->stream);
+  sink_printf(f, ",\n{\"ph\":\"X\",\"pid\":%d,\"tid\":%llu", e->device + 1,
+              (unsigned long long)e->stream);
   put_ts(w, "ts", t0);
-  fprintf(f, ",\"dur\":%llu.%03llu,\"name\":",
-          (unsigned long long)((e->t1 - t0) / 1000),
-          (unsigned long long)((e->t1 - t0) % 1000));
+  sink_printf(f, ",\"dur\":%llu.%03llu,\"name\":",
+              (unsigned long long)((e->t1 - t0) / 1000),
+              (unsigned long long)((e->t1 - t0) % 1000));
   put_str(f, e->label[0] ? e->label : kind);
-  fprintf(f, ",\"cat\":\"%s\",\"args\":{\"kind\":\"%s\"", kind, kind);
+  sink_printf(f, ",\"cat\":\"%s\",\"args\":{\"kind\":\"%s\"", kind, kind);
   if (EVRT__ITEM_IS_EVENT(e->kind))
-    fprintf(f, ",\"event\":%llu,\"gen\":%llu", (unsigned long long)e->event,
-            (unsigned long long)e->gen);
+    sink_printf(f, ",\"event\":%llu,\"gen\":%llu", (unsigned long long)e->event,
+                (unsigned long long)e->gen);
   if (e->synthetic)
-    fputs(",\"inline\":true", f);
-  fputs("}}", f);
+    sink_puts(",\"inline\":true", f);
+  sink_puts("}}", f);
 }
 
 static void put_flow_point(struct writer *w, char ph,
                            const struct evrt__trace_entry *on, uint64_t id,
                            uint64_t event, uint64_t t, bool enclosing) {
-  fprintf(w->f, ",\n{\"ph\":\"%c\",\"id\":%llu,\"pid\":%d,\"tid\":%llu", ph,
-          (unsigned long long)id, on->device + 1,
-          (unsigned long long)on->stream);
+  sink_printf(w->f, ",\n{\"ph\":\"%c\",\"id\":%llu,\"pid\":%d,\"tid\":%llu", ph,
+              (unsigned long long)id, on->device + 1,
+              (unsigned long long)on->stream);
   put_ts(w, "ts", t);
-  fprintf(w->f, ",\"name\":\"event %llu\",\"cat\":\"event\"%s}",
-          (unsigned long long)event, enclosing ? ",\"bp\":\"e\"" : "");
+  sink_printf(w->f, ",\"name\":\"event %llu\",\"cat\":\"event\"%s}",
+              (unsigned long long)event, enclosing ? ",\"bp\":\"e\"" : "");
 }
 
 static uint64_t clamp(uint64_t t, uint64_t lo, uint64_t hi) {
@@ -334,31 +417,31 @@ static void put_flows(struct writer *w) {
 }
 
 static bool put_events(struct writer *w) {
-  FILE *f = w->f;
-  fprintf(f,
-          "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"evrt_version\":"
-          "\"%s\",\"clock\":\"CLOCK_MONOTONIC\",\"start_ns\":%llu,"
-          "\"dropped_entries\":%llu},\n\"traceEvents\":[\n",
-          evrt_version_string(), (unsigned long long)w->base,
-          (unsigned long long)w->dropped);
+  struct sink *f = w->f;
+  sink_printf(f,
+              "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"evrt_version\":"
+              "\"%s\",\"clock\":\"CLOCK_MONOTONIC\",\"start_ns\":%llu,"
+              "\"dropped_entries\":%llu},\n\"traceEvents\":[\n",
+              evrt_version_string(), (unsigned long long)w->base,
+              (unsigned long long)w->dropped);
   /* A first event so every later one starts with ",". */
-  fprintf(f,
-          "{\"ph\":\"M\",\"name\":\"trace_info\",\"pid\":0,\"args\":"
-          "{\"dropped_entries\":%llu}}",
-          (unsigned long long)w->dropped);
+  sink_printf(f,
+              "{\"ph\":\"M\",\"name\":\"trace_info\",\"pid\":0,\"args\":"
+              "{\"dropped_entries\":%llu}}",
+              (unsigned long long)w->dropped);
   if (!put_tracks(w))
     return false;
   for (size_t i = 0; i < w->nslices; i++)
     put_slice(w, i);
   for (size_t i = 0; i < w->nrecs; i++) {
     const struct evrt__trace_entry *e = w->recs[i];
-    fprintf(f, ",\n{\"ph\":\"i\",\"s\":\"t\",\"pid\":%d,\"tid\":%llu",
-            e->device + 1, (unsigned long long)e->stream);
+    sink_printf(f, ",\n{\"ph\":\"i\",\"s\":\"t\",\"pid\":%d,\"tid\":%llu",
+                e->device + 1, (unsigned long long)e->stream);
     put_ts(w, "ts", e->t0);
-    fprintf(f,
-            ",\"name\":\"record\",\"cat\":\"record\",\"args\":{\"event\":"
-            "%llu,\"gen\":%llu}}",
-            (unsigned long long)e->event, (unsigned long long)e->gen);
+    sink_printf(f,
+                ",\"name\":\"record\",\"cat\":\"record\",\"args\":{\"event\":"
+                "%llu,\"gen\":%llu}}",
+                (unsigned long long)e->event, (unsigned long long)e->gen);
   }
   for (size_t i = 0; i < w->nhwaits; i++) {
     const struct evrt__trace_entry *e = w->hwaits[i];
@@ -366,15 +449,15 @@ static bool put_events(struct writer *w) {
     const char *key = strncmp(what, "event", 5) == 0    ? "event"
                       : strncmp(what, "stream", 6) == 0 ? "stream"
                                                         : "id";
-    fprintf(f, ",\n{\"ph\":\"X\",\"pid\":%d,\"tid\":%llu", HOST_PID,
-            (unsigned long long)(HOST_TID_BASE + e->gen));
+    sink_printf(f, ",\n{\"ph\":\"X\",\"pid\":%d,\"tid\":%llu", HOST_PID,
+                (unsigned long long)(HOST_TID_BASE + e->gen));
     put_ts(w, "ts", e->t0);
-    fprintf(f, ",\"dur\":%llu.%03llu,\"name\":",
-            (unsigned long long)((e->t1 - e->t0) / 1000),
-            (unsigned long long)((e->t1 - e->t0) % 1000));
+    sink_printf(f, ",\"dur\":%llu.%03llu,\"name\":",
+                (unsigned long long)((e->t1 - e->t0) / 1000),
+                (unsigned long long)((e->t1 - e->t0) % 1000));
     put_str(f, what);
-    fprintf(f, ",\"cat\":\"host_wait\",\"args\":{\"%s\":%llu}}", key,
-            (unsigned long long)e->stream);
+    sink_printf(f, ",\"cat\":\"host_wait\",\"args\":{\"%s\":%llu}}", key,
+                (unsigned long long)e->stream);
   }
   put_flows(w);
   /* Marks (EVRT_CHECK's findings): instants on the stream's track, or on
@@ -384,18 +467,18 @@ static bool put_events(struct writer *w) {
     if (e->type != EVRT__TE_MARK)
       continue;
     if (e->device >= 0)
-      fprintf(f, ",\n{\"ph\":\"i\",\"s\":\"t\",\"pid\":%d,\"tid\":%llu",
-              e->device + 1, (unsigned long long)e->stream);
+      sink_printf(f, ",\n{\"ph\":\"i\",\"s\":\"t\",\"pid\":%d,\"tid\":%llu",
+                  e->device + 1, (unsigned long long)e->stream);
     else
-      fprintf(f, ",\n{\"ph\":\"i\",\"s\":\"t\",\"pid\":%d,\"tid\":%llu",
-              HOST_PID, (unsigned long long)(HOST_TID_BASE + e->gen));
+      sink_printf(f, ",\n{\"ph\":\"i\",\"s\":\"t\",\"pid\":%d,\"tid\":%llu",
+                  HOST_PID, (unsigned long long)(HOST_TID_BASE + e->gen));
     put_ts(w, "ts", e->t0);
-    fprintf(f, ",\"name\":");
+    sink_printf(f, ",\"name\":");
     put_str(f, e->label);
-    fprintf(f, ",\"cat\":\"evrt-check\",\"args\":{\"work_item\":%llu}}",
-            (unsigned long long)e->event);
+    sink_printf(f, ",\"cat\":\"evrt-check\",\"args\":{\"work_item\":%llu}}",
+                (unsigned long long)e->event);
   }
-  fputs("\n]}\n", f);
+  sink_puts("\n]}\n", f);
   return true;
 }
 
@@ -508,20 +591,26 @@ static bool prepare(struct writer *w) {
   return true;
 }
 
-bool evrt__trace_write_json(FILE *f, uint64_t base,
-                            struct evrt__trace_entry *all, size_t n,
-                            uint64_t dropped) {
+int evrt__trace_write_json(int fd, uint64_t base, struct evrt__trace_entry *all,
+                           size_t n, uint64_t dropped) {
+  /* One writer at a time (the trace's ctl_lock): the buffer is static. */
+  static struct sink out;
+  out.fd = fd;
+  out.err = 0;
+  out.n = 0;
   struct writer w;
   memset(&w, 0, sizeof w);
-  w.f = f;
+  w.f = &out;
   w.base = base;
   w.all = all;
   w.n = n;
   w.dropped = dropped;
   bool ok = prepare(&w) && put_events(&w);
+  if (ok)
+    sink_flush(&out);
   evrt__free(w.syn);
   evrt__free(w.slices);
   evrt__free(w.rec_slice);
   evrt__free(w.shown_start);
-  return ok;
+  return !ok ? ENOMEM : out.err;
 }

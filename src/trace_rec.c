@@ -31,7 +31,9 @@
 #include "trace_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -75,17 +77,22 @@ static bool key_ok;
 
 /* Session state (ctl_lock), read by hooks only after they saw the flag. */
 static atomic_uint_least64_t cap; /* relaxed: published by the flag */
-static FILE *out;
+static int out_fd = -1;
 static char *out_path;
 static uint64_t t_start;
-static pid_t session_pid;
 static bool active;
+/* Set in a forked child of a process that had initialized evrt (by the
+ * child handler, before the child runs anything else): no call takes a
+ * lock or writes the file from then on. */
+static bool in_child;
 /* Entries lost because a thread could not get a buffer (relaxed). */
 static atomic_uint_least64_t lost_noalloc;
 static atomic_uint_least64_t last_dropped; /* total of the last session */
 
 static void thread_gone(void *p) {
   struct tbuf *b = p;
+  if (in_child)
+    return; /* a forked child's thread: reg_lock may be held for ever */
   pthread_mutex_lock(&reg_lock);
   b->orphan = true;
   pthread_mutex_unlock(&reg_lock);
@@ -350,40 +357,29 @@ static evrt_status_t stop_locked(void) {
   pthread_mutex_unlock(&reg_lock);
   atomic_store_explicit(&last_dropped, dropped, memory_order_relaxed);
   evrt_status_t st = EVRT_SUCCESS;
-  bool forked = getpid() != session_pid;
-  if (!forked) {
-    bool ok = all && evrt__trace_write_json(out, t_start, all, n, dropped);
-    if (!ok) {
-      /* drop a half-written file: the reader gets a valid, empty trace */
-      fflush(out);
-      if (ftruncate(fileno(out), 0) != 0)
-        clearerr(out);
-      rewind(out);
-      fputs("{\"traceEvents\":[],\"otherData\":{\"error\":\"evrt: out of "
-            "memory while writing the trace\"}}\n",
-            out);
-      st = evrt__fail(EVRT_ERROR_OUT_OF_MEMORY,
-                      "out of memory while writing trace %s", out_path);
-    }
-    if (fflush(out) != 0 || ferror(out)) {
-      if (st == EVRT_SUCCESS)
-        st = evrt__fail(EVRT_ERROR_SYSTEM, "cannot write trace %s: %s",
-                        out_path, strerror(errno));
-    }
+  int err =
+      all ? evrt__trace_write_json(out_fd, t_start, all, n, dropped) : ENOMEM;
+  if (err == ENOMEM) {
+    /* drop a half-written file: the reader gets a valid, empty trace */
+    static const char msg[] =
+        "{\"traceEvents\":[],\"otherData\":{\"error\":\"evrt: out of "
+        "memory while writing the trace\"}}\n";
+    if (ftruncate(out_fd, 0) != 0 || lseek(out_fd, 0, SEEK_SET) != 0 ||
+        write(out_fd, msg, sizeof msg - 1) != (ssize_t)(sizeof msg - 1))
+      err = errno ? errno : EIO;
+    st = evrt__fail(EVRT_ERROR_OUT_OF_MEMORY,
+                    "out of memory while writing trace %s", out_path);
+  } else if (err) {
+    st = evrt__fail(EVRT_ERROR_SYSTEM, "cannot write trace %s: %s", out_path,
+                    strerror(err));
   }
-  /* In a child after fork() the file belongs to the parent's session:
-   * close our copy without writing. */
-  if (fclose(out) != 0 && st == EVRT_SUCCESS && !forked)
+  if (close(out_fd) != 0 && st == EVRT_SUCCESS)
     st = evrt__fail(EVRT_ERROR_SYSTEM, "cannot close trace %s: %s", out_path,
                     strerror(errno));
-  out = NULL;
+  out_fd = -1;
   evrt__free(out_path);
   out_path = NULL;
   evrt__free(all);
-  if (forked && st == EVRT_SUCCESS)
-    st = evrt__fail(EVRT_ERROR_FORKED,
-                    "tracing was started before fork(): the trace belongs to "
-                    "the parent");
   return st;
 }
 
@@ -396,8 +392,13 @@ static evrt_status_t start_locked(const char *path) {
   if (!copy)
     return evrt__fail(EVRT_ERROR_OUT_OF_MEMORY, "cannot copy the trace path");
   memcpy(copy, path, len + 1);
-  FILE *f = fopen(path, "w");
-  if (!f) {
+  /* Not stdio: see trace_json.c.  CLOEXEC: a program that execs does not
+   * hand the trace to the new image. */
+  int fd;
+  do
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  while (fd < 0 && errno == EINTR);
+  if (fd < 0) {
     int err = errno;
     evrt__free(copy);
     return evrt__fail(EVRT_ERROR_SYSTEM, "cannot open trace file %s: %s", path,
@@ -414,9 +415,8 @@ static evrt_status_t start_locked(const char *path) {
   if (c > (uint64_t)MAX_CHUNKS * CHUNK_ENTRIES)
     c = (uint64_t)MAX_CHUNKS * CHUNK_ENTRIES;
   atomic_store_explicit(&cap, c, memory_order_relaxed);
-  out = f;
+  out_fd = fd;
   out_path = copy;
-  session_pid = getpid();
   pthread_mutex_lock(&evrt__trace_names_lock);
   evrt__trace_session_no++;
   pthread_mutex_unlock(&evrt__trace_names_lock);
@@ -429,6 +429,15 @@ static evrt_status_t start_locked(const char *path) {
 }
 
 /* ----------------------------------------------------------------- API */
+
+void evrt__trace_atfork_child(void) {
+  /* The child's only thread, before anything else runs in it.  Another
+   * thread of the parent may have held ctl_lock, reg_lock or names_lock,
+   * or been inside an append (busy raised): none of them is taken or
+   * waited for in the child, and the file stays the parent's. */
+  in_child = true;
+  atomic_store_explicit(&evrt__trace_enabled, 0, memory_order_relaxed);
+}
 
 void evrt__trace_init_from_env(void) {
   const char *path = getenv("EVRT_TRACE");
@@ -447,12 +456,14 @@ void evrt__trace_init_from_env(void) {
 }
 
 void evrt__trace_finish(void) {
+  if (in_child)
+    return; /* at exit in a forked child: the session is the parent's */
   pthread_mutex_lock(&ctl_lock);
   if (active) {
     const char *path = out_path;
     char shown[256];
     snprintf(shown, sizeof shown, "%s", path ? path : "");
-    if (stop_locked() != EVRT_SUCCESS && getpid() == session_pid)
+    if (stop_locked() != EVRT_SUCCESS)
       fprintf(stderr, "evrt: trace %s: %s\n", shown, evrt_last_error_message());
   }
   pthread_mutex_unlock(&ctl_lock);
@@ -471,6 +482,15 @@ evrt_status_t evrt_trace_start(const char *path) {
 }
 
 evrt_status_t evrt_trace_stop(void) {
+  if (in_child)
+    return evrt__fail(EVRT_ERROR_FORKED,
+                      "the trace belongs to the parent of this forked "
+                      "process");
+  /* Never initialized: no session can be on (a start initializes first),
+   * and no lock is taken, so a thread forked from here finds none held. */
+  if (atomic_load_explicit(&evrt__lib_state, memory_order_acquire) ==
+      EVRT__UNINIT)
+    return EVRT_SUCCESS;
   pthread_mutex_lock(&ctl_lock);
   evrt_status_t st = active ? stop_locked() : EVRT_SUCCESS;
   pthread_mutex_unlock(&ctl_lock);
@@ -478,7 +498,8 @@ evrt_status_t evrt_trace_stop(void) {
 }
 
 uint64_t evrt_trace_dropped(void) {
-  if (!atomic_load_explicit(&evrt__trace_enabled, memory_order_acquire))
+  if (in_child ||
+      !atomic_load_explicit(&evrt__trace_enabled, memory_order_acquire))
     return atomic_load_explicit(&last_dropped, memory_order_relaxed);
   uint64_t n = atomic_load_explicit(&lost_noalloc, memory_order_relaxed);
   pthread_mutex_lock(&reg_lock);

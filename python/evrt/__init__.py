@@ -29,6 +29,11 @@ from ._evrt import (  # noqa: F401  (re-exported)
     __version__,
     device,
     library_path,
+    check_access,
+    check_acquire,
+    check_enabled,
+    check_findings,
+    check_release,
 )
 
 __all__ = [
@@ -38,7 +43,8 @@ __all__ = [
     "current_stream", "default_stream", "device", "device_count",
     "end_capture", "exchange_capture_mode", "get_stream_from_external",
     "is_available", "library_path", "rename_device_type", "set_device",
-    "set_stream", "stream", "synchronize", "trace", "xpu",
+    "set_stream", "stream", "synchronize", "trace", "xpu", "check_access",
+    "check_acquire", "check_enabled", "check_findings", "check_release",
 ]
 
 _f = _evrt._functions("evrt")

@@ -14,8 +14,6 @@ Handles are evrt's: ``Stream.cuda_stream`` and ``Event.cuda_event`` are the
 reads its legacy stream 0.  See docs/python.md for the porting guide.
 """
 
-import ctypes as _ctypes
-
 from . import _contexts, _evrt
 
 __all__ = [
@@ -42,43 +40,11 @@ _exchange_device = _f["_exchange_device"]
 _maybe_exchange_device = _f["_exchange_device"]
 
 
-class Stream(_evrt.Stream):
-    """Wrapper around an evrt stream, as torch.cuda.Stream.
-
-    A stream is a linear sequence of execution that belongs to a specific
-    device, independent from other streams.  ``with s:`` makes it the
-    current stream (and its device the current device).
-
-    Args:
-        device (device or int, optional): the device on which to create the
-            stream; None (default) or a negative int: the current device.
-        priority (int, optional): lower numbers run first.  Values outside
-            ``priority_range()`` are clamped to it.
-    """
-
-    __slots__ = ()
-    _evrt_type = 1  # cuda
-
-    def __new__(cls, device=None, priority=0, **kwargs):
-        return super().__new__(cls, device, priority, **kwargs)
-
-    @property
-    def cuda_stream(self):
-        """The stream's handle as an int (0 for a device's default stream):
-        the evrt_stream_t the C API takes."""
-        return self.stream_id
-
-    @property
-    def _as_parameter_(self):
-        return _ctypes.c_void_p(self.cuda_stream)
-
-    def __cuda_stream__(self):
-        """The CUDA stream protocol: (version 0, the stream handle)."""
-        return (0, self.cuda_stream)
-
-    def __repr__(self):
-        return "<torch.cuda.Stream device=%s cuda_stream=%#x>" % (
-            self.device, self.cuda_stream)
+# Stream and Event are C types (evrt._evrt._CudaStream / _CudaEvent,
+# subtypes of evrt.Stream / evrt.Event): methods called on them take
+# CPython's fast path for C methods, which a Python subclass would lose.
+Stream = _evrt._CudaStream
+Event = _evrt._CudaEvent
 
 
 class ExternalStream(Stream):
@@ -96,48 +62,6 @@ class ExternalStream(Stream):
 
     def __new__(cls, stream_ptr, device=None, **kwargs):
         return super().__new__(cls, device, stream_ptr=stream_ptr, **kwargs)
-
-
-class Event(_evrt.Event):
-    """Wrapper around an evrt event, as torch.cuda.Event.
-
-    The native event is created lazily at the first record() or
-    ipc_handle().  After creation only streams of the same device may record
-    it; streams of any device may wait on it.
-
-    Args:
-        enable_timing (bool, optional): measure time (default: False).
-        blocking (bool, optional): synchronize() parks the thread at once.
-        interprocess (bool): shareable with other processes.
-        external (bool, optional): in a stream capture, record and wait
-            make external event nodes (evrt.cuda.graph; docs/capture.md).
-    """
-
-    __slots__ = ()
-    _evrt_type = 1  # cuda
-
-    def __new__(cls, enable_timing=False, blocking=False, interprocess=False,
-                external=False):
-        return super().__new__(cls, enable_timing=enable_timing,
-                               blocking=blocking, interprocess=interprocess,
-                               external=external)
-
-    @property
-    def cuda_event(self):
-        """The event's handle as an int, 0 before the event is created."""
-        return self.event_id
-
-    @property
-    def _as_parameter_(self):
-        return _ctypes.c_void_p(self.cuda_event)
-
-    def __repr__(self):
-        if self.cuda_event:
-            return "<torch.cuda.Event %#x>" % self._as_parameter_.value
-        return "<torch.cuda.Event uninitialized>"
-
-
-_evrt._register("cuda", Stream, Event)
 
 
 def _get_device_index(device, optional=False, allow_cpu=False):

@@ -12,8 +12,6 @@ Handles are evrt's: ``Stream.sycl_queue`` and ``Event.sycl_event`` are the
 (one runtime per process).  See docs/python.md for the porting guide.
 """
 
-import ctypes as _ctypes
-
 from . import _contexts, _evrt
 
 __all__ = [
@@ -36,78 +34,11 @@ _exchange_device = _f["_exchange_device"]
 _maybe_exchange_device = _f["_exchange_device"]
 
 
-class Stream(_evrt.Stream):
-    """Wrapper around an evrt stream, as torch.xpu.Stream.
-
-    A stream is a linear sequence of execution that belongs to a specific
-    device, independent from other streams.  ``with s:`` makes it the
-    current stream (and its device the current device).
-
-    Args:
-        device (device or int, optional): the device on which to create the
-            stream; None (default) or a negative int: the current device.
-        priority (int, optional): lower numbers run first.  Values outside
-            ``priority_range()`` are clamped to it.
-    """
-
-    __slots__ = ()
-    _evrt_type = 2  # xpu
-
-    def __new__(cls, device=None, priority=0, **kwargs):
-        return super().__new__(cls, device, priority, **kwargs)
-
-    @property
-    def sycl_queue(self):
-        """The stream's handle as an int: the evrt_stream_t the C API
-        takes."""
-        return self.stream_id
-
-    @property
-    def _as_parameter_(self):
-        return _ctypes.c_void_p(self.sycl_queue)
-
-    def __repr__(self):
-        return "torch.xpu.Stream(device=%s sycl_queue=%#x)" % (
-            self.device, self.sycl_queue)
-
-
-class Event(_evrt.Event):
-    """Wrapper around an evrt event, as torch.xpu.Event.
-
-    The native event is created lazily at the first record().  After
-    creation only streams of the same device may record it; streams of any
-    device may wait on it.
-
-    Args:
-        enable_timing (bool, optional): measure time (default: False).
-        blocking (bool, optional): synchronize() parks the thread at once.
-        interprocess (bool, optional): shareable with other processes
-            (ipc_handle() requires it).
-    """
-
-    __slots__ = ()
-    _evrt_type = 2  # xpu
-
-    def __new__(cls, enable_timing=False, blocking=False, interprocess=False):
-        return super().__new__(cls, enable_timing=enable_timing,
-                               blocking=blocking, interprocess=interprocess)
-
-    @property
-    def sycl_event(self):
-        """The event's handle as an int, 0 before the event is created."""
-        return self.event_id
-
-    @property
-    def _as_parameter_(self):
-        return _ctypes.c_void_p(self.sycl_event)
-
-    def __repr__(self):
-        if self.sycl_event:
-            return "torch.xpu.Event(sycl_event=%#x)" % self.sycl_event
-        return "torch.xpu.Event(uninitialized)"
-
-
-_evrt._register("xpu", Stream, Event)
+# Stream and Event are C types (evrt._evrt._XpuStream / _XpuEvent,
+# subtypes of evrt.Stream / evrt.Event): methods called on them take
+# CPython's fast path for C methods, which a Python subclass would lose.
+Stream = _evrt._XpuStream
+Event = _evrt._XpuEvent
 
 
 def _get_device_index(device, optional=False, allow_cpu=False):

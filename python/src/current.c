@@ -138,12 +138,6 @@ PyObject *evrtpy_default_stream(int type, int device) {
   return *slot;
 }
 
-/* Forget the cached default streams of a type (its class changed). */
-void evrtpy_forget_defaults(int type) {
-  for (int d = 0; defaults && d < ndefaults; d++)
-    Py_CLEAR(defaults[d * EVRTPY_NGPU + type]);
-}
-
 PyObject *evrtpy_current_stream(int type, int device) {
   struct tls *t = tls;
   if (!t || t->dead || device >= t->n)

@@ -15,6 +15,7 @@
  */
 #include "evrt_module.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const char MSG_TIMING[] =
@@ -24,38 +25,29 @@ static const char MSG_RECORDED[] =
 static const char MSG_COMPLETED[] =
     "Both events must be completed before calculating elapsed time.";
 
-/* The generic class (evrt.Event itself, or a subclass that does not force a
- * type): torch.Event's behaviour where it differs from torch.cuda.Event's. */
-static int is_generic(EventObject *e) {
-  PyTypeObject *t = Py_TYPE(e);
-  return t == &evrtpy_EventType ||
-         ((PyObject *)t != evrtpy_classes[EVRTPY_CUDA][1] &&
-          (PyObject *)t != evrtpy_classes[EVRTPY_XPU][1] &&
-          !PyObject_HasAttrString((PyObject *)t, "_evrt_type"));
-}
+/* evrt.cuda.Event and evrt.xpu.Event: C subtypes (see stream.c for why
+ * not Python subclasses). */
+PyTypeObject evrtpy_CudaEventType, evrtpy_XpuEventType;
 
 PyTypeObject *evrtpy_event_class(int type) {
-  PyObject *c = evrtpy_classes[type][1];
-  return c ? (PyTypeObject *)c : &evrtpy_EventType;
+  return type == EVRTPY_CUDA  ? &evrtpy_CudaEventType
+         : type == EVRTPY_XPU ? &evrtpy_XpuEventType
+                              : &evrtpy_EventType;
 }
 
-/* The type a class forces (_evrt_type), or -1. */
+/* The type a class forces (evrt.cuda.Event and its subclasses: cuda), or
+ * -1 for evrt.Event (and its Python subclasses). */
 static int forced_type(PyTypeObject *cls) {
-  if (cls == &evrtpy_EventType)
-    return -1;
-  PyObject *v = PyObject_GetAttrString((PyObject *)cls, "_evrt_type");
-  if (!v) {
-    PyErr_Clear();
-    return -1;
-  }
-  long t = PyLong_AsLong(v);
-  Py_DECREF(v);
-  if (t < 0 || t >= EVRTPY_NGPU) {
-    PyErr_Clear();
-    return -1;
-  }
-  return (int)t;
+  if (PyType_IsSubtype(cls, &evrtpy_CudaEventType))
+    return EVRTPY_CUDA;
+  if (PyType_IsSubtype(cls, &evrtpy_XpuEventType))
+    return EVRTPY_XPU;
+  return -1;
 }
+
+/* The generic class (evrt.Event and its Python subclasses): torch.Event's
+ * behaviour where it differs from torch.cuda.Event's. */
+static int is_generic(EventObject *e) { return forced_type(Py_TYPE(e)) < 0; }
 
 PyObject *evrtpy_event_new(int type, unsigned flags) {
   PyTypeObject *cls = evrtpy_event_class(type);
@@ -68,30 +60,44 @@ PyObject *evrtpy_event_new(int type, unsigned flags) {
   return (PyObject *)e;
 }
 
-/* Event(device=None, *, enable_timing=False, blocking=False,
- *       interprocess=False, external=False) */
+/* evrt.Event(device=None, *, enable_timing=False, blocking=False,
+ *            interprocess=False, external=False);
+ * evrt.cuda.Event(enable_timing=False, blocking=False, interprocess=False,
+ *                 external=False); evrt.xpu.Event(enable_timing=False,
+ * blocking=False, interprocess=False). */
 static PyObject *Event_new(PyTypeObject *cls, PyObject *args,
                            PyObject *kwds) {
   static char *kwlist[] = {"device",       "enable_timing", "blocking",
                            "interprocess", "external",      NULL};
+  static char *cuda_kwlist[] = {"enable_timing", "blocking", "interprocess",
+                                "external", NULL};
   PyObject *dev_o = Py_None;
   int timing = 0, blocking = 0, ipc = 0, external = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwds, "|O$pppp:Event", kwlist, &dev_o,
-                                   &timing, &blocking, &ipc, &external))
-    return NULL;
   int forced = forced_type(cls);
+  if (forced == EVRTPY_CUDA) {
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|pppp:Event", cuda_kwlist,
+                                     &timing, &blocking, &ipc, &external))
+      return NULL;
+  } else if (forced == EVRTPY_XPU) {
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|ppp:Event", cuda_kwlist,
+                                     &timing, &blocking, &ipc))
+      return NULL;
+  } else if (!PyArg_ParseTupleAndKeywords(args, kwds, "|O$pppp:Event", kwlist,
+                                          &dev_o, &timing, &blocking, &ipc,
+                                          &external)) {
+    return NULL;
+  }
   int type = forced >= 0 ? forced : evrtpy_accelerator;
   int dev = -1;
   if (dev_o != Py_None &&
       evrtpy_device_arg(dev_o, type,
                         EVRTPY_DEV_OPTIONAL | EVRTPY_DEV_NEG_OK |
-                            (forced < 0 ? EVRTPY_DEV_ANY_GPU : 0),
-                        &dev, forced < 0 ? &type : NULL) < 0)
+                            EVRTPY_DEV_ANY_GPU,
+                        &dev, &type) < 0)
     return NULL;
   /* An index given here only chooses where ipc_handle() creates a
    * never-recorded event: as in torch, the first record decides. */
-  if (dev_o != Py_None && PyUnicode_Check(dev_o) &&
-      !strchr(PyUnicode_AsUTF8(dev_o), ':'))
+  if (PyUnicode_Check(dev_o) && !strchr(PyUnicode_AsUTF8(dev_o), ':'))
     dev = -1;
   if (evrtpy_Device_Check(dev_o) && ((DeviceObject *)dev_o)->index < 0)
     dev = -1;
@@ -162,11 +168,8 @@ static int mismatch(EventObject *e, int ev_dev, int st_dev) {
 
 int evrtpy_event_record_on(EventObject *self, evrt_stream_t h, int sdev) {
   int dev;
-  if (event_device(self, &dev) < 0)
-    return -1;
-  /* An earlier record fixed the device: check it before anything changes. */
-  if (dev >= 0 && dev != sdev)
-    return mismatch(self, dev, sdev);
+  /* An earlier record fixed the device: evrt checks it (a failing record
+   * changes nothing) and the message is made from its status. */
   int created_here = !self->h;
   if (event_create(self) < 0)
     return -1;
@@ -492,16 +495,31 @@ static PyObject *Event_reduce(EventObject *self, PyObject *unused) {
   return r;
 }
 
+/* torch's reprs: torch.cuda.Event's, torch.xpu.Event's, torch.Event's. */
 static PyObject *Event_repr(EventObject *self) {
-  int dev = -1;
-  if (self->h && evrt_event_get_device(self->h, &dev) != EVRT_SUCCESS)
-    dev = -1;
-  return PyUnicode_FromFormat(
-      "torch.Event device_type=%s, device_index=%d, event_flag=%d, "
-      "event_id=%llu",
-      evrtpy_type_name(self->type), dev,
-      (self->flags & EVRT_EVENT_TIMING) ? 1 : 0,
-      (unsigned long long)(uintptr_t)self->h);
+  unsigned long long id = (unsigned long long)(uintptr_t)self->h;
+  char hex[24]; /* PyUnicode_FromFormat has no %llx */
+  snprintf(hex, sizeof hex, "%#llx", id);
+  switch (forced_type(Py_TYPE(self))) {
+  case EVRTPY_CUDA:
+    if (!id)
+      return PyUnicode_FromString("<torch.cuda.Event uninitialized>");
+    return PyUnicode_FromFormat("<torch.cuda.Event %s>", hex);
+  case EVRTPY_XPU:
+    if (!id)
+      return PyUnicode_FromString("torch.xpu.Event(uninitialized)");
+    return PyUnicode_FromFormat("torch.xpu.Event(sycl_event=%s)", hex);
+  default: {
+    int dev = -1;
+    if (self->h && evrt_event_get_device(self->h, &dev) != EVRT_SUCCESS)
+      dev = -1;
+    return PyUnicode_FromFormat(
+        "torch.Event device_type=%s, device_index=%d, event_flag=%d, "
+        "event_id=%llu",
+        evrtpy_type_name(self->type), dev,
+        (self->flags & EVRT_EVENT_TIMING) ? 1 : 0, id);
+  }
+  }
 }
 
 static PyObject *Event_get_device(EventObject *self, void *c) {
@@ -588,9 +606,91 @@ static PyGetSetDef Event_getset[] = {
     {"imported", (getter)Event_get_imported, NULL,
      "True if opened from an interprocess handle.", NULL},
     {"external", (getter)Event_get_external, NULL,
-     "torch.cuda.Event's external flag (kept; evrt has no graph capture).",
+     "torch.cuda.Event's external flag: in a stream capture, record and\n"
+     "wait make external event nodes (docs/capture.md).",
      NULL},
     {NULL}};
+
+static PyObject *Event_as_parameter(EventObject *self, void *c) {
+  return evrtpy_c_void_p((unsigned long long)(uintptr_t)self->h);
+}
+
+static PyGetSetDef CudaEvent_getset[] = {
+    {"cuda_event", (getter)Event_get_event_id, NULL,
+     "The event's handle as an int, 0 before the event is created: the\n"
+     "evrt_event_t the C API takes.",
+     NULL},
+    {"_as_parameter_", (getter)Event_as_parameter, NULL,
+     "ctypes.c_void_p(cuda_event), for ctypes calls.", NULL},
+    {NULL}};
+
+static PyGetSetDef XpuEvent_getset[] = {
+    {"sycl_event", (getter)Event_get_event_id, NULL,
+     "The event's handle as an int, 0 before the event is created.", NULL},
+    {"_as_parameter_", (getter)Event_as_parameter, NULL,
+     "ctypes.c_void_p(sycl_event), for ctypes calls.", NULL},
+    {NULL}};
+
+#define NEVENT_METHODS (sizeof Event_methods / sizeof Event_methods[0])
+static PyMethodDef CudaEvent_methods[NEVENT_METHODS];
+static PyMethodDef XpuEvent_methods[NEVENT_METHODS];
+
+PyTypeObject evrtpy_CudaEventType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "evrt.cuda.Event",
+    .tp_basicsize = sizeof(EventObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc =
+        "Event(enable_timing=False, blocking=False, interprocess=False, "
+        "external=False)\n--\n\n"
+        "Wrapper around an evrt event, as torch.cuda.Event.\n\n"
+        "The native event is created lazily at the first record() or\n"
+        "ipc_handle().  After creation only streams of the same device may\n"
+        "record it; streams of any device may wait on it.\n\n"
+        "Args:\n"
+        "    enable_timing (bool, optional): measure time (default: False).\n"
+        "    blocking (bool, optional): synchronize() parks the thread at\n"
+        "        once instead of spinning first.\n"
+        "    interprocess (bool): shareable with other processes.\n"
+        "    external (bool, optional): in a stream capture, record and\n"
+        "        wait make external event nodes (evrt.cuda.graph).",
+    .tp_methods = CudaEvent_methods,
+    .tp_getset = CudaEvent_getset,
+    .tp_base = &evrtpy_EventType,
+    .tp_new = Event_new,
+};
+
+PyTypeObject evrtpy_XpuEventType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "evrt.xpu.Event",
+    .tp_basicsize = sizeof(EventObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc =
+        "Event(enable_timing=False, blocking=False, interprocess=False)\n"
+        "--\n\n"
+        "Wrapper around an evrt event, as torch.xpu.Event.\n\n"
+        "The native event is created lazily at the first record().  After\n"
+        "creation only streams of the same device may record it; streams of\n"
+        "any device may wait on it.\n\n"
+        "Args:\n"
+        "    enable_timing (bool, optional): measure time (default: False).\n"
+        "    blocking (bool, optional): synchronize() parks the thread at\n"
+        "        once.  (torch.xpu is adding it.)\n"
+        "    interprocess (bool, optional): shareable with other processes;\n"
+        "        ipc_handle() requires it.  (torch.xpu is adding IPC.)",
+    .tp_methods = XpuEvent_methods,
+    .tp_getset = XpuEvent_getset,
+    .tp_base = &evrtpy_EventType,
+    .tp_new = Event_new,
+};
+
+int evrtpy_event_types_ready(void) {
+  memcpy(CudaEvent_methods, Event_methods, sizeof Event_methods);
+  memcpy(XpuEvent_methods, Event_methods, sizeof Event_methods);
+  return PyType_Ready(&evrtpy_EventType) < 0 ||
+                 PyType_Ready(&evrtpy_CudaEventType) < 0 ||
+                 PyType_Ready(&evrtpy_XpuEventType) < 0
+             ? -1
+             : 0;
+}
 
 PyTypeObject evrtpy_EventType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "evrt.Event",

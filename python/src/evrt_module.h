@@ -151,11 +151,16 @@ typedef struct {
   PyObject *weakreflist;
 } StreamObject;
 
-extern PyTypeObject evrtpy_StreamType;
+/* evrt.Stream, evrt.cuda.Stream, evrt.xpu.Stream (C subtypes). */
+extern PyTypeObject evrtpy_StreamType, evrtpy_CudaStreamType,
+    evrtpy_XpuStreamType;
 #define evrtpy_Stream_Check(o) PyObject_TypeCheck((o), &evrtpy_StreamType)
-/* The class that C code uses for streams of a type: the one registered by
- * evrt.cuda / evrt.xpu (their Stream), else evrt.Stream. */
+/* The class that C code uses for streams of a type. */
 PyTypeObject *evrtpy_stream_class(int type);
+/* PyType_Ready of the three (after filling the subtypes' method tables). */
+int evrtpy_stream_types_ready(void);
+/* ctypes.c_void_p(v) (the _as_parameter_ of the cuda and xpu kinds). */
+PyObject *evrtpy_c_void_p(unsigned long long v);
 /* An object of class cls (NULL: the type's class) and type `type` for the
  * existing native stream h, which it does not own; owner (may be NULL) is
  * kept alive with it.  New reference, or NULL with the exception set. */
@@ -182,8 +187,6 @@ PyObject *evrtpy_default_stream(int type, int device);
 /* Make s the calling thread's current stream of its device, and its device
  * the current device.  0 or -1. */
 int evrtpy_set_stream(StreamObject *s);
-/* Forget the cached default streams of a type (its class changed). */
-void evrtpy_forget_defaults(int type);
 /* The module functions of a type (current_stream, set_stream, ...). */
 extern PyMethodDef evrtpy_flavor_methods[];
 
@@ -199,9 +202,12 @@ typedef struct {
   PyObject *weakreflist;
 } EventObject;
 
-extern PyTypeObject evrtpy_EventType;
+/* evrt.Event, evrt.cuda.Event, evrt.xpu.Event (C subtypes). */
+extern PyTypeObject evrtpy_EventType, evrtpy_CudaEventType,
+    evrtpy_XpuEventType;
 #define evrtpy_Event_Check(o) PyObject_TypeCheck((o), &evrtpy_EventType)
 PyTypeObject *evrtpy_event_class(int type);
+int evrtpy_event_types_ready(void);
 /* A new, never recorded event of a type (its class: evrtpy_event_class). */
 PyObject *evrtpy_event_new(int type, unsigned flags);
 /* Record e on native stream h of device sdev (torch's checks and
@@ -209,9 +215,6 @@ PyObject *evrtpy_event_new(int type, unsigned flags);
  * None or NULL with the exception set. */
 int evrtpy_event_record_on(EventObject *e, evrt_stream_t h, int sdev);
 PyObject *evrtpy_event_wait_on(EventObject *e, evrt_stream_t h);
-
-/* Classes registered by evrt.cuda / evrt.xpu (module.c). */
-extern PyObject *evrtpy_classes[EVRTPY_NGPU][2]; /* [type][0: Stream, 1: Event] */
 
 /* ------------------------------------------------------------- launch.c */
 /* Stream.launch(fn, *args). */
@@ -222,6 +225,12 @@ PyObject *evrtpy_stream_launch(StreamObject *self, PyObject *args);
 int evrtpy_raise_launch_errors(int device, int by_stream, uint64_t stream_id);
 extern PyMethodDef evrtpy_launch_methods[];
 int evrtpy_launch_init(PyObject *module);
+
+/* -------------------------------------------------------------- check.c */
+extern PyMethodDef evrtpy_check_methods[]; /* evrt.check_* (docs/check.md) */
+/* With the checker on, name the calling Python line as the site of the next
+ * evrt call (undo with evrt_check_site(NULL)). */
+void evrtpy_check_site(void);
 
 /* ------------------------------------------------------------- errors.c */
 int evrtpy_errors_init(PyObject *module);

@@ -262,8 +262,10 @@ PyObject *evrtpy_stream_launch(StreamObject *self, PyObject *args) {
     Py_RETURN_NONE;
   }
   atomic_fetch_add(&launches_pending, 1);
+  evrtpy_check_site(); /* EVRT_CHECK names the Python line (check.c) */
   evrt_status_t st =
       evrt_launch_host_func_labeled(self->h, launch_trampoline, L, label);
+  evrt_check_site(NULL);
   if (st) {
     atomic_fetch_sub(&launches_pending, 1);
     Py_DECREF(L->fn);

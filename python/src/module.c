@@ -73,8 +73,6 @@ static PyObject *m_library_path(PyObject *m, PyObject *unused) {
   return PyUnicode_DecodeFSDefault(info.dli_fname);
 }
 
-PyObject *evrtpy_classes[EVRTPY_NGPU][2];
-
 /* ------------------------------------------------------------ flavors */
 
 static PyTypeObject FlavorType = {
@@ -128,27 +126,6 @@ static PyObject *m_functions(PyObject *m, PyObject *args) {
   return d;
 }
 
-/* _register(type, Stream, Event): the classes C code makes objects of for
- * that type (evrt.cuda and evrt.xpu register theirs on import). */
-static PyObject *m_register(PyObject *m, PyObject *args) {
-  PyObject *name, *sc, *ec;
-  int type;
-  if (!PyArg_ParseTuple(args, "OO!O!:_register", &name, &PyType_Type, &sc,
-                        &PyType_Type, &ec) ||
-      type_arg(name, &type) < 0)
-    return NULL;
-  if (!PyType_IsSubtype((PyTypeObject *)sc, &evrtpy_StreamType) ||
-      !PyType_IsSubtype((PyTypeObject *)ec, &evrtpy_EventType))
-    return PyErr_Format(PyExc_TypeError,
-                        "_register: not subclasses of evrt.Stream / Event");
-  Py_INCREF(sc);
-  Py_INCREF(ec);
-  Py_XSETREF(evrtpy_classes[type][0], sc);
-  Py_XSETREF(evrtpy_classes[type][1], ec);
-  evrtpy_forget_defaults(type);
-  Py_RETURN_NONE;
-}
-
 /* A method that does nothing, the baseline of bench/python_overhead.py. */
 static PyObject *noop(PyObject *self, PyObject *unused) { Py_RETURN_NONE; }
 
@@ -169,9 +146,6 @@ static PyMethodDef module_methods[] = {
     {"_functions", m_functions, METH_VARARGS,
      "_functions($module, type, accelerator=False, /)\n--\n\n"
      "The module functions of a device type, as a dict."},
-    {"_register", m_register, METH_VARARGS,
-     "_register($module, type, stream, event, /)\n--\n\n"
-     "Register the Stream and Event classes of a device type."},
     {"library_path", m_library_path, METH_NOARGS,
      "library_path($module, /)\n--\n\n"
      "The path of the libevrt shared library this process runs (the one\n"
@@ -195,15 +169,15 @@ static struct PyModuleDef module_def = {
 
 PyMODINIT_FUNC PyInit__evrt(void) {
   if (PyType_Ready(&evrtpy_DeviceType) < 0 ||
-      PyType_Ready(&evrtpy_StreamType) < 0 ||
-      PyType_Ready(&evrtpy_EventType) < 0 || PyType_Ready(&FlavorType) < 0 ||
-      PyType_Ready(&NoopType) < 0)
+      evrtpy_stream_types_ready() < 0 || evrtpy_event_types_ready() < 0 ||
+      PyType_Ready(&FlavorType) < 0 || PyType_Ready(&NoopType) < 0)
     return NULL;
   PyObject *m = PyModule_Create(&module_def);
   if (!m)
     return NULL;
   if (PyModule_AddFunctions(m, evrtpy_device_methods) < 0 ||
       PyModule_AddFunctions(m, evrtpy_launch_methods) < 0 ||
+      PyModule_AddFunctions(m, evrtpy_check_methods) < 0 ||
       evrtpy_errors_init(m) < 0 || evrtpy_launch_init(m) < 0 ||
       evrtpy_graph_init(m) < 0)
     goto fail;
@@ -211,10 +185,22 @@ PyMODINIT_FUNC PyInit__evrt(void) {
   Py_INCREF(&evrtpy_EventType);
   Py_INCREF(&evrtpy_DeviceType);
   Py_INCREF(&NoopType);
+  Py_INCREF(&evrtpy_CudaStreamType);
+  Py_INCREF(&evrtpy_CudaEventType);
+  Py_INCREF(&evrtpy_XpuStreamType);
+  Py_INCREF(&evrtpy_XpuEventType);
   if (PyModule_AddObject(m, "Stream", (PyObject *)&evrtpy_StreamType) < 0 ||
       PyModule_AddObject(m, "Event", (PyObject *)&evrtpy_EventType) < 0 ||
       PyModule_AddObject(m, "device", (PyObject *)&evrtpy_DeviceType) < 0 ||
       PyModule_AddObject(m, "_Noop", (PyObject *)&NoopType) < 0 ||
+      PyModule_AddObject(m, "_CudaStream", (PyObject *)&evrtpy_CudaStreamType) <
+          0 ||
+      PyModule_AddObject(m, "_CudaEvent", (PyObject *)&evrtpy_CudaEventType) <
+          0 ||
+      PyModule_AddObject(m, "_XpuStream", (PyObject *)&evrtpy_XpuStreamType) <
+          0 ||
+      PyModule_AddObject(m, "_XpuEvent", (PyObject *)&evrtpy_XpuEventType) <
+          0 ||
       PyModule_AddIntConstant(m, "IPC_HANDLE_SIZE", EVRT_IPC_HANDLE_SIZE) < 0 ||
       PyModule_AddStringConstant(m, "__version__", evrt_version_string()) <
           0 ||

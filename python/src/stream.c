@@ -17,6 +17,7 @@
  */
 #include "evrt_module.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* handle (int) -> weakref to the object that owns the native stream; only
@@ -38,28 +39,26 @@ uint64_t evrtpy_stream_id(StreamObject *s) {
   return (uint64_t)(uintptr_t)s->h;
 }
 
+/* evrt.cuda.Stream and evrt.xpu.Stream: C subtypes, not Python subclasses,
+ * so that their methods are their own (CPython 3.11 specializes a method
+ * call only when the object's type is the method's own type: a Python
+ * subclass pays the generic call, twice the cost of record() or query()). */
+PyTypeObject evrtpy_CudaStreamType, evrtpy_XpuStreamType;
+
 PyTypeObject *evrtpy_stream_class(int type) {
-  PyObject *c = evrtpy_classes[type][0];
-  return c ? (PyTypeObject *)c : &evrtpy_StreamType;
+  return type == EVRTPY_CUDA  ? &evrtpy_CudaStreamType
+         : type == EVRTPY_XPU ? &evrtpy_XpuStreamType
+                              : &evrtpy_StreamType;
 }
 
-/* The type a class forces (its _evrt_type attribute: evrt.cuda.Stream's is
- * EVRTPY_CUDA), or -1 for evrt.Stream itself. */
+/* The type a class forces (evrt.cuda.Stream and its subclasses: cuda), or
+ * -1 for evrt.Stream (and its Python subclasses). */
 static int class_type(PyTypeObject *cls) {
-  if (cls == &evrtpy_StreamType || cls == &evrtpy_EventType)
-    return -1;
-  PyObject *v = PyObject_GetAttrString((PyObject *)cls, "_evrt_type");
-  if (!v) {
-    PyErr_Clear();
-    return -1;
-  }
-  long t = PyLong_AsLong(v);
-  Py_DECREF(v);
-  if (t < 0 || t >= EVRTPY_NGPU) {
-    PyErr_Clear();
-    return -1;
-  }
-  return (int)t;
+  if (PyType_IsSubtype(cls, &evrtpy_CudaStreamType))
+    return EVRTPY_CUDA;
+  if (PyType_IsSubtype(cls, &evrtpy_XpuStreamType))
+    return EVRTPY_XPU;
+  return -1;
 }
 
 PyObject *evrtpy_stream_owner(evrt_stream_t h) {
@@ -511,13 +510,28 @@ static Py_hash_t Stream_hash(StreamObject *self) {
   return h;
 }
 
-/* torch.Stream's repr (the package's classes of type cuda and xpu have
- * their torch.cuda / torch.xpu reprs, in Python). */
+/* torch's reprs: torch.cuda.Stream's, torch.xpu.Stream's, torch.Stream's. */
 static PyObject *Stream_repr(StreamObject *self) {
-  return PyUnicode_FromFormat("torch.Stream device_type=%s, device_index=%d, "
-                              "stream_id=%llu",
-                              evrtpy_type_name(self->type), self->device,
-                              (unsigned long long)evrtpy_stream_id(self));
+  unsigned long long id = (unsigned long long)evrtpy_stream_id(self);
+  char hex[24]; /* PyUnicode_FromFormat has no %llx */
+  snprintf(hex, sizeof hex, "%#llx", id);
+  if (id == 0)
+    snprintf(hex, sizeof hex, "0x0"); /* Python's "%#x" % 0 */
+  switch (class_type(Py_TYPE(self))) {
+  case EVRTPY_CUDA:
+    return PyUnicode_FromFormat("<torch.cuda.Stream device=cuda:%d "
+                                "cuda_stream=%s>",
+                                self->device, hex);
+  case EVRTPY_XPU:
+    return PyUnicode_FromFormat("torch.xpu.Stream(device=xpu:%d "
+                                "sycl_queue=%s)",
+                                self->device, hex);
+  default:
+    return PyUnicode_FromFormat("torch.Stream device_type=%s, "
+                                "device_index=%d, stream_id=%llu",
+                                evrtpy_type_name(self->type), self->device,
+                                id);
+  }
 }
 
 static PyObject *Stream_get_device(StreamObject *self, void *c) {
@@ -602,6 +616,119 @@ static PyGetSetDef Stream_getset[] = {
     {"is_default", (getter)Stream_get_is_default, NULL,
      "True for a device's default stream.", NULL},
     {NULL}};
+
+/* ctypes.c_void_p(v): the _as_parameter_ of the cuda and xpu kinds, so that
+ * a stream or event is passed to a ctypes function as its handle. */
+PyObject *evrtpy_c_void_p(unsigned long long v) {
+  static PyObject *c_void_p;
+  if (!c_void_p) {
+    PyObject *ctypes = PyImport_ImportModule("ctypes");
+    if (!ctypes)
+      return NULL;
+    c_void_p = PyObject_GetAttrString(ctypes, "c_void_p");
+    Py_DECREF(ctypes);
+    if (!c_void_p)
+      return NULL;
+  }
+  PyObject *n = PyLong_FromUnsignedLongLong(v);
+  PyObject *r = n ? PyObject_CallOneArg(c_void_p, n) : NULL;
+  Py_XDECREF(n);
+  return r;
+}
+
+static PyObject *Stream_as_parameter(StreamObject *self, void *c) {
+  return evrtpy_c_void_p(evrtpy_stream_id(self));
+}
+
+static PyObject *Stream_cuda_stream_protocol(StreamObject *self,
+                                             PyObject *unused) {
+  return Py_BuildValue("(iK)", 0, (unsigned long long)evrtpy_stream_id(self));
+}
+
+static PyGetSetDef CudaStream_getset[] = {
+    {"cuda_stream", (getter)Stream_get_stream_id, NULL,
+     "The stream's handle as an int (0 for a device's default stream): the\n"
+     "evrt_stream_t the C API and evrt.acl.rt take.",
+     NULL},
+    {"_as_parameter_", (getter)Stream_as_parameter, NULL,
+     "ctypes.c_void_p(cuda_stream), for ctypes calls.", NULL},
+    {NULL}};
+
+static PyGetSetDef XpuStream_getset[] = {
+    {"sycl_queue", (getter)Stream_get_stream_id, NULL,
+     "The stream's handle as an int: the evrt_stream_t the C API takes.",
+     NULL},
+    {"_as_parameter_", (getter)Stream_as_parameter, NULL,
+     "ctypes.c_void_p(sycl_queue), for ctypes calls.", NULL},
+    {NULL}};
+
+#define NSTREAM_METHODS (sizeof Stream_methods / sizeof Stream_methods[0])
+/* Stream_methods (its sentinel slot takes the first extra) and extras. */
+static PyMethodDef CudaStream_methods[NSTREAM_METHODS + 1];
+static PyMethodDef XpuStream_methods[NSTREAM_METHODS];
+
+static const char CUDA_STREAM_DOC[] =
+    "Stream(device=None, priority=0, **kwargs)\n--\n\n"
+    "Wrapper around an evrt stream, as torch.cuda.Stream.\n\n"
+    "A stream is a linear sequence of execution that belongs to a specific\n"
+    "device, independent from other streams.  ``with s:`` makes it the\n"
+    "current stream (and its device the current device).\n\n"
+    "Args:\n"
+    "    device (device or int, optional): the device on which to create\n"
+    "        the stream; None (default) or a negative int: the current\n"
+    "        device.\n"
+    "    priority (int, optional): lower numbers run first; values outside\n"
+    "        priority_range() are clamped to it.\n"
+    "    stream_id, device_index, device_type (keywords): a view of an\n"
+    "        existing stream (torch's way of rebuilding a stream).";
+
+static const char XPU_STREAM_DOC[] =
+    "Stream(device=None, priority=0, **kwargs)\n--\n\n"
+    "Wrapper around an evrt stream, as torch.xpu.Stream.\n\n"
+    "A stream is a linear sequence of execution that belongs to a specific\n"
+    "device, independent from other streams.  ``with s:`` makes it the\n"
+    "current stream (and its device the current device).\n\n"
+    "Args:\n"
+    "    device (device or int, optional): the device on which to create\n"
+    "        the stream; None (default) or a negative int: the current\n"
+    "        device.\n"
+    "    priority (int, optional): lower numbers run first; values outside\n"
+    "        priority_range() are clamped to it.";
+
+PyTypeObject evrtpy_CudaStreamType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "evrt.cuda.Stream",
+    .tp_basicsize = sizeof(StreamObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = CUDA_STREAM_DOC,
+    .tp_methods = CudaStream_methods,
+    .tp_getset = CudaStream_getset,
+    .tp_base = &evrtpy_StreamType,
+};
+
+PyTypeObject evrtpy_XpuStreamType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "evrt.xpu.Stream",
+    .tp_basicsize = sizeof(StreamObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = XPU_STREAM_DOC,
+    .tp_methods = XpuStream_methods,
+    .tp_getset = XpuStream_getset,
+    .tp_base = &evrtpy_StreamType,
+};
+
+int evrtpy_stream_types_ready(void) {
+  memcpy(CudaStream_methods, Stream_methods, sizeof Stream_methods);
+  CudaStream_methods[NSTREAM_METHODS - 1] = (PyMethodDef){
+      "__cuda_stream__", (PyCFunction)Stream_cuda_stream_protocol,
+      METH_NOARGS,
+      "__cuda_stream__($self, /)\n--\n\n"
+      "The CUDA stream protocol: (version 0, the stream handle)."};
+  memcpy(XpuStream_methods, Stream_methods, sizeof Stream_methods);
+  return PyType_Ready(&evrtpy_StreamType) < 0 ||
+                 PyType_Ready(&evrtpy_CudaStreamType) < 0 ||
+                 PyType_Ready(&evrtpy_XpuStreamType) < 0
+             ? -1
+             : 0;
+}
 
 PyTypeObject evrtpy_StreamType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "evrt.Stream",

@@ -7,6 +7,7 @@ import os
 import pytest
 
 import evrt
+import evrt.cuda
 
 EVRT_NOT_READY = 1
 
@@ -79,3 +80,24 @@ def test_ctypes_user_shares_handles():
     evrt.synchronize()  # device 0: waits for the C-made stream as well
     assert lib.evrt_stream_query(h) == 0
     assert lib.evrt_stream_destroy(h) == 0
+
+
+def test_python_uses_a_stream_made_by_the_c_extension():
+    e_ = ext()
+    h = e_.stream_create(0)
+    try:
+        x = evrt.ExternalStream(h)
+        assert x.handle == x.stream_id == h and not x.is_default
+        order = []
+        assert e_.stream_delay(h, 200) == 0  # C enqueues ...
+        x.launch(order.append, "python")  # ... Python enqueues behind it
+        assert e_.stream_query(h) == EVRT_NOT_READY and order == []
+        ev = x.record_event()
+        ev.synchronize()
+        assert order == ["python"] and e_.stream_query(h) == 0
+        # evrt.cuda sees the same stream under its handle
+        c = evrt.cuda.ExternalStream(h)
+        assert c.cuda_stream == h and c.query()
+        del x, c, ev
+    finally:
+        assert e_.stream_destroy(h) == 0

@@ -10,6 +10,8 @@
  */
 #include "acl_internal.h"
 
+#include <acl/acl_rt_impl.h>
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,7 +134,7 @@ struct aclDataBuffer {
   size_t size;
 };
 
-static pthread_mutex_t buf_lock = PTHREAD_MUTEX_INITIALIZER;
+static ACL__MUTEX(buf_lock)
 static struct acl__map *live_bufs; /* key: descriptor address */
 
 static bool buf_live_locked(const aclDataBuffer *b) {
@@ -223,8 +225,8 @@ uint32_t aclGetDataBufferSize(const aclDataBuffer *dataBuffer) {
  * ASCEND_GLOBAL_LOG_LEVEL (CANN's variable: 0 debug .. 3 error, 4 off;
  * default 3).  A line is at most 1024 bytes; a longer one is cut and ends in
  * "...[truncated]", as CANN's header says. */
-void aclAppLog(aclLogLevel logLevel, const char *func, const char *file,
-               uint32_t line, const char *fmt, ...) {
+void aclAppLogImpl(aclLogLevel logLevel, const char *func, const char *file,
+                   uint32_t line, const char *fmt, va_list args) {
   static const char *const names[] = {"DEBUG", "INFO", "WARNING", "ERROR"};
   if ((int)logLevel < ACL_DEBUG || (int)logLevel > ACL_ERROR || !fmt)
     return;
@@ -235,13 +237,18 @@ void aclAppLog(aclLogLevel logLevel, const char *func, const char *file,
   if ((int)logLevel < threshold)
     return;
   char msg[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
+  int n = vsnprintf(msg, sizeof msg, fmt, args);
   static const char cut[] = "...[truncated]";
   if (n >= (int)sizeof msg)
     memcpy(msg + sizeof msg - sizeof cut, cut, sizeof cut);
   fprintf(stderr, "[%s] APP(%ld):%s:%u %s: %s\n", names[logLevel],
           (long)getpid(), file ? file : "?", line, func ? func : "?", msg);
+}
+
+void aclAppLog(aclLogLevel logLevel, const char *func, const char *file,
+               uint32_t line, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  aclAppLogImpl(logLevel, func, file, line, fmt, ap);
+  va_end(ap);
 }

@@ -120,6 +120,13 @@ aclError acl__st2(evrt_status_t st, evrt_status_t special, aclError code,
   if (st == EVRT_SUCCESS || st == EVRT_NOT_READY)
     return ACL_SUCCESS;
   aclError c = st == special ? code : acl__code_of(st);
+  if (st != special &&
+      (st == EVRT_ERROR_TASK_FAILED || st == EVRT_ERROR_ABORTED)) {
+    /* the failure evrt just reported on this thread: its own code */
+    evrt_task_failure_t f;
+    if (evrt_last_task_failure(&f) == EVRT_SUCCESS && f.status == st)
+      c = acl__failure_code(&f);
+  }
   return acl__fail(c, fn, "%s (%s)", evrt_last_error_message(),
                         evrt_err_name(st));
 }

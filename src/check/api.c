@@ -78,6 +78,15 @@ evrt_status_t evrt_check_alloc(const void *ptr, size_t bytes) {
   return EVRT_SUCCESS;
 }
 
+evrt_status_t evrt_check_site(const char *where) {
+  evrt_status_t st = evrt__ready();
+  if (st)
+    return st;
+  if (evrt__check_on)
+    evrt__site_hint(where);
+  return EVRT_SUCCESS;
+}
+
 evrt_status_t evrt_check_release(const void *sync) {
   evrt_status_t st = evrt__ready();
   if (st)

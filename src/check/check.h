@@ -85,9 +85,10 @@ void evrt__check_stream_name(struct evrt__stream *s, const char *name);
 void evrt__check_item_begin(struct evrt__stream *s, struct evrt__item *it);
 void evrt__check_item_end(struct evrt__stream *s, struct evrt__item *it);
 void evrt__check_item_parked(struct evrt__stream *s, struct evrt__item *it);
-/* event.c, under the event lock: a record of generation rec_no targeting
+/* event.c and ipc_proto.c (under the event lock, or after it with the id
+ * read under it): a record of event ev_id's generation rec_no targeting
  * (s, target). */
-void evrt__check_record(struct evrt__event *e, struct evrt__stream *s,
+void evrt__check_record(uint64_t ev_id, struct evrt__stream *s,
                         uint64_t rec_no, uint64_t target);
 /* event.c, under the event lock: a wait satisfied at the call on an idle
  * stream (no item): the stream's later items are ordered after it. */
@@ -99,6 +100,9 @@ void evrt__check_wait_skipped(struct evrt__stream *s, struct evrt__event *e,
 void evrt__check_observe_stream(struct evrt__stream *s, uint64_t target);
 void evrt__check_observe_event(struct evrt__event *e);
 void evrt__check_observe_device(int device);
+/* An interprocess event's query or synchronize returned st: on success the
+ * generation recorded in this process, if any, is observed.  Returns st. */
+evrt_status_t evrt__check_ipc_observed(struct evrt__event *e, evrt_status_t st);
 /* evrt_check_release / evrt_check_acquire, and value.c's host write
  * (evrt_value_write64 releases its word: a stream's value wait on it
  * acquires it when it passes). */

@@ -49,8 +49,10 @@ bool evrt__cvc_leq(const cvc_t *a, const cvc_t *b);
 uint32_t evrt__check_actor(void);
 
 /* ---------------------------------------------------------- call sites */
-/* The calling thread's stack as an interned site id (0: none). */
+/* The calling thread's stack as an interned site id (0: none), or the
+ * label a binding set with evrt_check_site. */
 uint32_t evrt__site_capture(void);
+void evrt__site_hint(const char *where);
 /* "function (file:line)" of the first frame outside evrt's libraries (on
  * the current line), then up to `more` callers, each on a line of its own
  * starting with indent. */

@@ -384,11 +384,11 @@ static struct evrt__cgen *gen_at(struct evrt__stream *src, uint64_t target,
   return g;
 }
 
-void evrt__check_record(struct evrt__event *e, struct evrt__stream *s,
+void evrt__check_record(uint64_t ev_id, struct evrt__stream *s,
                         uint64_t rec_no, uint64_t target) {
   struct evrt__cstream *cs = s->check;
   struct ctls *t = ctls();
-  struct cevent *ce = cevent_of(e->id, true);
+  struct cevent *ce = cevent_of(ev_id, true);
   struct evrt__cgen *g = calloc(1, sizeof *g);
   if (!cs || !t || !ce || !g) {
     free(g);
@@ -396,7 +396,7 @@ void evrt__check_record(struct evrt__event *e, struct evrt__stream *s,
     return;
   }
   atomic_init(&g->ref, 1); /* the ring's */
-  g->ev_id = e->id;
+  g->ev_id = ev_id;
   g->rec_no = rec_no;
   g->cs = cs;
   g->target = target;
@@ -404,13 +404,13 @@ void evrt__check_record(struct evrt__event *e, struct evrt__stream *s,
   g->hvc = ctx_share(t);
   gen_capture(cs, g);
   evrt__spin_lock(&ce->lock);
-  if (ce->ev_id != e->id) {
+  if (ce->ev_id != ev_id) {
     /* a new incarnation of the slot: the old one's generations go */
     for (int i = 0; i < CGEN_RING; i++) {
       evrt__cgen_unref(ce->ring[i]);
       ce->ring[i] = NULL;
     }
-    ce->ev_id = e->id;
+    ce->ev_id = ev_id;
   }
   struct evrt__cgen *old = ce->ring[rec_no % CGEN_RING];
   ce->ring[rec_no % CGEN_RING] = g;
@@ -603,6 +603,22 @@ static void mem_access(struct evrt__cstream *cs, struct evrt__item *it,
   evrt__acc_unref(a);
 }
 
+/* Under cs->lock: fill the captures that item seq completes (records that
+ * target it). */
+static void fill_captures_locked(struct evrt__cstream *cs, uint64_t seq) {
+  struct evrt__cgen **pp = &cs->pending;
+  while (*pp) {
+    struct evrt__cgen *g = *pp;
+    if (g->target <= seq) {
+      *pp = g->pnext;
+      g->svc = vc_at_locked(cs, g->target);
+      evrt__cgen_unref(g);
+    } else {
+      pp = &g->pnext;
+    }
+  }
+}
+
 void evrt__check_item_begin(struct evrt__stream *s, struct evrt__item *it) {
   struct evrt__cstream *cs = s->check;
   if (!cs)
@@ -626,6 +642,11 @@ void evrt__check_item_begin(struct evrt__stream *s, struct evrt__item *it) {
     if (!ok)
       evrt__check_oom();
     cs->cur_seq = it->seq;
+    /* A record item completes its generation while it runs (an
+     * interprocess one marks the shared slot, and a waiter may pass at
+     * once): its capture is its clock now (it touches nothing). */
+    if (it->kind == EVRT__ITEM_RECORD)
+      fill_captures_locked(cs, it->seq);
   }
   bool mem = (it->kind == EVRT__ITEM_MEMCPY || it->kind == EVRT__ITEM_MEMSET) &&
              it->u.mem.n;
@@ -680,18 +701,7 @@ void evrt__check_item_end(struct evrt__stream *s, struct evrt__item *it) {
   cs->wstate = CW_NONE;
   if (it->seq > cs->end_seq)
     cs->end_seq = it->seq;
-  /* Fill the captures this item completes (records that target it). */
-  struct evrt__cgen **pp = &cs->pending;
-  while (*pp) {
-    struct evrt__cgen *g = *pp;
-    if (g->target <= it->seq) {
-      *pp = g->pnext;
-      g->svc = vc_at_locked(cs, g->target);
-      evrt__cgen_unref(g);
-    } else {
-      pp = &g->pnext;
-    }
-  }
+  fill_captures_locked(cs, it->seq);
   evrt__spin_unlock(&cs->lock);
 out:
   if (ci) {
@@ -742,35 +752,56 @@ void evrt__check_observe_stream(struct evrt__stream *s, uint64_t target) {
   evrt__cvc_unref(v);
 }
 
+evrt_status_t evrt__check_ipc_observed(struct evrt__event *e,
+                                       evrt_status_t st) {
+  if (st == EVRT_SUCCESS)
+    evrt__check_observe_event(e);
+  return st;
+}
+
 void evrt__check_observe_event(struct evrt__event *e) {
   struct ctls *t = ctls();
-  if (!t || !atomic_load_explicit(&e->src, memory_order_relaxed))
+  if (!t || (!(e->flags & EVRT_EVENT_INTERPROCESS) &&
+             !atomic_load_explicit(&e->src, memory_order_relaxed)))
     return; /* never recorded, or reset: complete without a generation */
   uint64_t id = e->id;
   struct cevent *ce = cevent_of(id, false);
   if (!ce)
     return;
-  /* The newest complete generation: the one the caller saw complete, or a
-   * later one that completed since (which can only hide a race). */
-  struct evrt__cgen *best = NULL;
+  /* The newest generation captured: the one the caller saw complete, or a
+   * later one captured since (which can only hide a race).  Captured, not
+   * done_seq past its target: an interprocess record completes its shared
+   * slot while its item runs, after its capture and before done_seq. */
+  struct evrt__cgen *gs[CGEN_RING];
+  int n = 0;
   evrt__spin_lock(&ce->lock);
   if (ce->ev_id == id)
-    for (int i = 0; i < CGEN_RING; i++) {
-      struct evrt__cgen *g = ce->ring[i];
-      if (g && (!best || g->rec_no > best->rec_no) &&
-          evrt__done(g->cs->s) >= g->target)
-        best = g;
-    }
-  if (best)
-    atomic_fetch_add_explicit(&best->ref, 1, memory_order_relaxed);
+    for (int i = 0; i < CGEN_RING; i++)
+      if (ce->ring[i]) {
+        gs[n] = ce->ring[i];
+        atomic_fetch_add_explicit(&gs[n]->ref, 1, memory_order_relaxed);
+        n++;
+      }
   evrt__spin_unlock(&ce->lock);
-  if (!best)
-    return;
-  cvc_t *sv = gen_svc(best);
-  ctx_join(t, sv);
-  ctx_join(t, best->hvc);
-  evrt__cvc_unref(sv);
-  evrt__cgen_unref(best);
+  struct evrt__cgen *best = NULL;
+  cvc_t *best_sv = NULL;
+  for (int i = 0; i < n; i++) {
+    if (!best || gs[i]->rec_no > best->rec_no) {
+      cvc_t *sv = gen_svc(gs[i]);
+      if (sv) {
+        evrt__cvc_unref(best_sv);
+        best = gs[i];
+        best_sv = sv;
+      }
+    }
+  }
+  if (best) {
+    ctx_join(t, best_sv);
+    ctx_join(t, best->hvc);
+  }
+  evrt__cvc_unref(best_sv);
+  for (int i = 0; i < n; i++)
+    evrt__cgen_unref(gs[i]);
 }
 
 void evrt__check_observe_device(int device) {

@@ -198,8 +198,8 @@ static void print_pair(FILE *f, const struct finding *x) {
     put_acc(f, "use", a);
     put_acc(f, "not ordered after the block's", b);
   } else {
-    put_acc(f, "this", a);
-    put_acc(f, "conflicts with the earlier", b);
+    put_acc(f, "access", a);
+    put_acc(f, "earlier access", b);
     fprintf(f, "  nothing orders them: no wait, synchronize or query "
                "connects the second to the first\n");
   }
@@ -450,7 +450,14 @@ static void write_json_to(FILE *unused, const struct finding *x_unused) {
 
 /* ---------------------------------------------------------------- exit */
 
-static void check_exit(void) {
+/* The process that turned the checker on: a forked child's exit neither
+ * reports (the findings are the parent's) nor takes report_lock, which a
+ * vanished thread of the parent may hold (issue 13, fork). */
+static pid_t check_pid;
+
+static __attribute__((unused)) void check_exit(void) {
+  if (getpid() != check_pid)
+    return;
   pthread_mutex_lock(&report_lock);
   if (json_path)
     write_json();
@@ -475,6 +482,7 @@ void evrt__check_init(void) {
   if (!v || !*v || strcmp(v, "0") == 0)
     return;
   evrt__check_on = true;
+  check_pid = getpid();
   exit_code = (int)evrt__env_long("EVRT_CHECK_EXITCODE", 66, 0, 255);
   const char *p = getenv("EVRT_CHECK_REPORT");
   if (p && *p)

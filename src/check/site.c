@@ -32,11 +32,14 @@
 #define SITE_FRAMES 12
 #define SITE_TABLE (1u << 16)
 
+/* A stack (n frames), or a label a language binding gave (n = -1: the
+ * string follows, evrt_check_site). */
 struct site {
   uint64_t hash;
   int n;
   void *pc[];
 };
+static _Thread_local uint32_t tls_hint; /* evrt_check_site's, 0: none */
 
 static _Atomic(struct site *) table[SITE_TABLE];
 static int (*unw_bt)(void **, int);
@@ -83,27 +86,18 @@ static uint64_t hash_pcs(void **pc, int n) {
   return h ^ (h >> 29);
 }
 
-uint32_t evrt__site_capture(void) {
-  pthread_once(&unw_once, unw_load);
-  void *pc[SITE_FRAMES + 1];
-  int n = unw_bt ? unw_bt(pc, SITE_FRAMES + 1) : backtrace(pc, SITE_FRAMES + 1);
-  if (n <= 1)
-    return 0;
-  /* frame 0 is this function */
-  void **v = pc + 1;
-  n--;
-  uint64_t h = hash_pcs(v, n);
+static uint32_t intern(uint64_t h, int n, const void *data, size_t bytes) {
   for (uint32_t i = 0; i < SITE_TABLE; i++) {
     uint32_t k = (uint32_t)(h + i) & (SITE_TABLE - 1);
     /* acquire: a site published by another thread is seen whole */
     struct site *s = atomic_load_explicit(&table[k], memory_order_acquire);
     if (!s) {
-      struct site *ns = malloc(sizeof *ns + (size_t)n * sizeof(void *));
+      struct site *ns = malloc(sizeof *ns + bytes);
       if (!ns)
         return 0;
       ns->hash = h;
       ns->n = n;
-      memcpy(ns->pc, v, (size_t)n * sizeof(void *));
+      memcpy(ns->pc, data, bytes);
       struct site *exp = NULL;
       /* acq_rel: publish ours or see the winner's */
       if (atomic_compare_exchange_strong_explicit(&table[k], &exp, ns,
@@ -113,11 +107,39 @@ uint32_t evrt__site_capture(void) {
       free(ns);
       s = exp;
     }
-    if (s->hash == h && s->n == n &&
-        memcmp(s->pc, v, (size_t)n * sizeof(void *)) == 0)
+    if (s->hash == h && s->n == n && memcmp(s->pc, data, bytes) == 0)
       return k + 1;
   }
   return 0; /* table full */
+}
+
+void evrt__site_hint(const char *where) {
+  if (!where) {
+    tls_hint = 0;
+    return;
+  }
+  size_t len = strnlen(where, 255);
+  char buf[256];
+  memcpy(buf, where, len);
+  buf[len] = 0;
+  uint64_t h = 0x9e3779b97f4a7c15ull;
+  for (size_t i = 0; i < len; i++)
+    h = (h ^ (unsigned char)buf[i]) * 1099511628211ull;
+  tls_hint = intern(h, -1, buf, len + 1);
+}
+
+uint32_t evrt__site_capture(void) {
+  if (tls_hint)
+    return tls_hint;
+  pthread_once(&unw_once, unw_load);
+  void *pc[SITE_FRAMES + 1];
+  int n = unw_bt ? unw_bt(pc, SITE_FRAMES + 1) : backtrace(pc, SITE_FRAMES + 1);
+  if (n <= 1)
+    return 0;
+  /* frame 0 is this function */
+  void **v = pc + 1;
+  n--;
+  return intern(hash_pcs(v, n), n, v, (size_t)n * sizeof(void *));
 }
 
 static struct site *site_get(uint32_t id) {
@@ -263,6 +285,10 @@ void evrt__site_print(FILE *f, uint32_t id, const char *indent, int more) {
     fprintf(f, "an unknown call site\n");
     return;
   }
+  if (s->n < 0) {
+    fprintf(f, "%s\n", (const char *)s->pc);
+    return;
+  }
   int i = first_user(s);
   struct frame fr;
   describe(s->pc[i], &fr);
@@ -291,6 +317,10 @@ void evrt__site_frame(uint32_t id, const char **fn, const char **file,
   *pc = 0;
   if (!s)
     return;
+  if (s->n < 0) {
+    *fn = (const char *)s->pc; /* the label, whole */
+    return;
+  }
   describe(s->pc[first_user(s)], &fr);
   *fn = fr.fn;
   *file = fr.file;

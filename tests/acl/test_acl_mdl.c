@@ -207,7 +207,9 @@ TEST(wrong_thread_and_capture_modes) {
   ASSERT_EQ(a.r, ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD);
   ASSERT_EQ(status_of(s), ACL_MODEL_RI_CAPTURE_STATUS_ACTIVE);
   /* aclrtMemcpy is unsafe in a global capture (107030) ... */
-  static char src[8] = "abcdefg", dst[8];
+  static char src[8] = "abcdefg";
+  char *dst = NULL; /* aclrtMemset takes only memory the layer handed out */
+  ASSERT_OK(aclrtMallocHost((void **)&dst, 8));
   ASSERT_ACL(aclrtMemcpy(dst, 8, src, 8, ACL_MEMCPY_HOST_TO_HOST),
              ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT);
   END_INVALIDATED(s);

@@ -181,7 +181,74 @@ SCENARIO(legacy_cycle, "deadlock") {
   _exit(evrt_check_findings() ? 66 : 4); /* the streams never finish */
 }
 
+/* An interprocess event used within its process: the wait binds before the
+ * record, so it orders nothing. */
+SCENARIO(ipc_wait_before_record, "data race") {
+  evrt_stream_t a = stream(), b = stream();
+  evrt_event_t e = event(EVRT_EVENT_INTERPROCESS);
+  evrt_ipc_event_handle_t h;
+  OK(evrt_event_ipc_handle(e, &h));
+  OK(evrt_stream_wait_event(b, e)); /* the exported generation, complete */
+  OK(evrt_memset_async(a, buf, 1, sizeof buf));
+  OK(evrt_event_record(e, a));
+  OK(evrt_memcpy_async(b, out1, buf, sizeof buf));
+  OK(evrt_device_synchronize(0));
+}
+
+/* A value wait whose write is not the one that orders the buffer: the
+ * writer stream writes the flag before it fills the buffer. */
+static uint64_t flag_word;
+SCENARIO(value_written_before_the_data, "data race") {
+  evrt_stream_t a = stream(), b = stream();
+  flag_word = 0;
+  OK(evrt_stream_wait_value64(b, &flag_word, 1, EVRT_VALUE_WAIT_GEQ));
+  OK(evrt_memcpy_async(b, out1, buf, sizeof buf));
+  OK(evrt_stream_write_value64(a, &flag_word, 1, 0));
+  OK(evrt_memset_async(a, buf, 3, sizeof buf));
+  OK(evrt_device_synchronize(0));
+}
+
 /* ---------------------------------------------------------- correct ones */
+
+/* Stream-ordered values order like events: the write after the fill, the
+ * reader waits for the value; the host's evrt_value_write64 releases too. */
+SCENARIO(value_wait_orders, CLEAN) {
+  evrt_stream_t a = stream(), b = stream();
+  flag_word = 0;
+  OK(evrt_stream_wait_value64(b, &flag_word, 1, EVRT_VALUE_WAIT_GEQ));
+  OK(evrt_memcpy_async(b, out1, buf, sizeof buf));
+  OK(evrt_memset_async(a, buf, 3, sizeof buf));
+  OK(evrt_stream_write_value64(a, &flag_word, 1, 0));
+  OK(evrt_stream_synchronize(b));
+  EXPECT(out1[0] == 3);
+  OK(evrt_stream_wait_value64(a, &flag_word, 2, EVRT_VALUE_WAIT_EQ));
+  OK(evrt_memcpy_async(a, out1, out2, sizeof out2));
+  /* written after the copy was enqueued: only the value orders them */
+  OK(evrt_check_access(out2, sizeof out2, EVRT_CHECK_WRITE));
+  OK(evrt_value_write64(&flag_word, 2));
+  OK(evrt_device_synchronize(0));
+}
+
+/* An interprocess event used within its process orders like any event:
+ * a stream wait, and the host's synchronize. */
+SCENARIO(ipc_event_orders_within_process, CLEAN) {
+  evrt_stream_t a = stream(), b = stream();
+  evrt_event_t e = event(EVRT_EVENT_INTERPROCESS);
+  evrt_ipc_event_handle_t h;
+  OK(evrt_event_ipc_handle(e, &h));
+  OK(evrt_launch_host_func(a, gate_fn, NULL));
+  OK(evrt_memset_async(a, buf, 1, sizeof buf));
+  OK(evrt_event_record(e, a));
+  OK(evrt_stream_wait_event(b, e));
+  OK(evrt_memcpy_async(b, out1, buf, sizeof buf));
+  gate_open();
+  OK(evrt_stream_synchronize(b));
+  OK(evrt_memset_async(a, buf, 2, sizeof buf));
+  OK(evrt_event_record(e, a));
+  OK(evrt_event_synchronize(e));
+  OK(evrt_check_access(buf, sizeof buf, EVRT_CHECK_WRITE));
+}
+
 
 SCENARIO(wait_orders, CLEAN) {
   evrt_stream_t a = stream(), b = stream();

@@ -37,13 +37,14 @@ from ._evrt import (  # noqa: F401  (re-exported)
 )
 
 __all__ = [
-    "Event", "EvrtError", "ExternalStream", "NotSupportedError", "Stream",
-    "StreamContext", "accelerator", "acl", "cuda", "current_device",
+    "Event", "EvrtError", "ExternalStream", "Graph", "GraphExec",
+    "NotSupportedError", "Stream", "StreamContext", "accelerator", "acl",
+    "begin_capture", "capture_status", "cuda", "current_device",
     "current_stream", "default_stream", "device", "device_count",
-    "get_stream_from_external", "is_available", "library_path",
-    "rename_device_type", "set_device", "set_stream", "stream",
-    "synchronize", "trace", "xpu", "check_access", "check_acquire",
-    "check_enabled", "check_findings", "check_release",
+    "end_capture", "exchange_capture_mode", "get_stream_from_external",
+    "is_available", "library_path", "rename_device_type", "set_device",
+    "set_stream", "stream", "synchronize", "trace", "xpu", "check_access",
+    "check_acquire", "check_enabled", "check_findings", "check_release",
 ]
 
 _f = _evrt._functions("evrt")
@@ -111,6 +112,10 @@ def _exit_hook():
 
 
 _atexit.register(_exit_hook)
+
+from ._graphs import (  # noqa: E402,F401  (stream capture, docs/capture.md)
+    Graph, GraphExec, begin_capture, capture_status, end_capture,
+    exchange_capture_mode)
 
 from . import accelerator, cuda, xpu  # noqa: E402,F401
 

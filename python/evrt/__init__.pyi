@@ -7,6 +7,12 @@ from . import cuda as cuda
 from . import xpu as xpu
 from ._evrt import IPC_HANDLE_SIZE as IPC_HANDLE_SIZE
 from ._evrt import Event as Event
+from ._evrt import Graph as Graph
+from ._evrt import GraphExec as GraphExec
+from ._evrt import begin_capture as begin_capture
+from ._evrt import capture_status as capture_status
+from ._evrt import end_capture as end_capture
+from ._evrt import exchange_capture_mode as exchange_capture_mode
 from ._evrt import EvrtError as EvrtError
 from ._evrt import NotSupportedError as NotSupportedError
 from ._evrt import Stream as Stream

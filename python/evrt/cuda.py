@@ -17,7 +17,9 @@ reads its legacy stream 0.  See docs/python.md for the porting guide.
 from . import _contexts, _evrt
 
 __all__ = [
-    "Event", "ExternalStream", "Stream", "StreamContext", "current_device",
+    "CUDAGraph", "Event", "ExternalStream", "Stream", "StreamContext",
+    "current_device", "graph", "graph_pool_handle",
+    "is_current_stream_capturing",
     "current_stream", "default_stream", "device", "device_count",
     "device_of", "get_stream_from_external", "ipc_collect", "is_available",
     "set_device", "set_stream", "stream", "synchronize",
@@ -64,3 +66,11 @@ class ExternalStream(Stream):
 
 # _get_device_index, device, _DeviceGuard, device_of, StreamContext, stream
 globals().update(_contexts.module_api("evrt.cuda", "cuda", _f))
+
+
+# torch.cuda.graphs (python/evrt/_graphs.py).
+from . import _graphs  # noqa: E402
+
+graph_pool_handle = _graphs.graph_pool_handle
+CUDAGraph, graph, is_current_stream_capturing = _graphs.make_torch_api(
+    dict(_f, Stream=Stream), stream, "CUDAGraph", __name__)

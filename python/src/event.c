@@ -173,7 +173,7 @@ int evrtpy_event_record_on(EventObject *self, evrt_stream_t h, int sdev) {
   int created_here = !self->h;
   if (event_create(self) < 0)
     return -1;
-  evrt_status_t st = evrt_event_record(self->h, h);
+  evrt_status_t st = evrtpy_record_maybe_external(self->h, h, self->external);
   if (st == EVRT_SUCCESS)
     return 0;
   if (st == EVRT_ERROR_DEVICE_MISMATCH &&
@@ -192,7 +192,7 @@ PyObject *evrtpy_event_wait_on(EventObject *self, evrt_stream_t h) {
   /* Never created: an empty dependency, nothing to enqueue. */
   if (!self->h)
     Py_RETURN_NONE;
-  evrt_status_t st = evrt_stream_wait_event(h, self->h);
+  evrt_status_t st = evrtpy_wait_maybe_external(h, self->h, self->external);
   if (st)
     return evrtpy_raise(st, "evrt_stream_wait_event");
   Py_RETURN_NONE;
@@ -606,7 +606,8 @@ static PyGetSetDef Event_getset[] = {
     {"imported", (getter)Event_get_imported, NULL,
      "True if opened from an interprocess handle.", NULL},
     {"external", (getter)Event_get_external, NULL,
-     "torch.cuda.Event's external flag (kept; evrt has no graph capture).",
+     "torch.cuda.Event's external flag: in a stream capture, record and\n"
+     "wait make external event nodes (docs/capture.md).",
      NULL},
     {NULL}};
 
@@ -650,8 +651,8 @@ PyTypeObject evrtpy_CudaEventType = {
         "    blocking (bool, optional): synchronize() parks the thread at\n"
         "        once instead of spinning first.\n"
         "    interprocess (bool): shareable with other processes.\n"
-        "    external (bool, optional): kept as a flag (evrt has no graph\n"
-        "        capture).",
+        "    external (bool, optional): in a stream capture, record and\n"
+        "        wait make external event nodes (evrt.cuda.graph).",
     .tp_methods = CudaEvent_methods,
     .tp_getset = CudaEvent_getset,
     .tp_base = &evrtpy_EventType,

@@ -235,6 +235,33 @@ void evrtpy_check_site(void);
 /* ------------------------------------------------------------- errors.c */
 int evrtpy_errors_init(PyObject *module);
 
+/* -------------------------------------------------------------- graph.c */
+/* evrt.Graph, evrt.GraphExec and the capture functions (0 or -1). */
+int evrtpy_graph_init(PyObject *module);
+extern PyTypeObject evrtpy_GraphType, evrtpy_GraphExecType;
+/* 1 (and *id) if native stream h is capturing (an active capture), else 0. */
+int evrtpy_capture_id(evrt_stream_t h, uint64_t *id);
+/* A callable's item launched into capture id: kept until every graph and
+ * executable made from it is gone (release(item) runs then, with the GIL).
+ * 0, or -1 with the exception set (release already called). */
+int evrtpy_capture_keep(uint64_t id, void *item, void (*release)(void *));
+/* The list of capture id's kept items, taken (new reference; an empty list
+ * if none), or NULL with the exception set. */
+PyObject *evrtpy_capture_take(uint64_t id);
+/* evrt_stream_end_capture, and the capture's kept items for its graph (a new
+ * reference in *keep, or NULL: none, or the end failed). */
+evrt_status_t evrtpy_capture_end(evrt_stream_t s, evrt_graph_t *g,
+                                 PyObject **keep);
+/* Let go of a reference to a list of kept items once the work enqueued so
+ * far on every device is done (steals the reference; NULL is fine). */
+void evrtpy_release_after_work(PyObject *list);
+/* Events made with external=True: record / wait with the external flag when
+ * the stream is capturing (an external node), plainly otherwise. */
+evrt_status_t evrtpy_record_maybe_external(evrt_event_t e, evrt_stream_t s,
+                                           int external);
+evrt_status_t evrtpy_wait_maybe_external(evrt_stream_t s, evrt_event_t e,
+                                         int external);
+
 /* Adds the pyACL functions (evrt._evrt._acl_rt) to the module; returns 0 or
  * -1 with an exception set. */
 int evrtpy_acl_init(PyObject *module);

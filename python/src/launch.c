@@ -162,11 +162,12 @@ void evrtpy_gil_drop(evrtpy_gil_t *t) {
     (void)PyEval_SaveThread();
 }
 
-static void launch_trampoline(void *p) {
-  struct launch_item *L = p;
+/* counted: a launch (runs once, freed here); else a callable captured into
+ * a graph (runs at every replay, freed by kept_free, graph.c). */
+static void run_item(struct launch_item *L, int counted) {
   /* Interpreter exiting: the references are leaked on purpose, releasing
    * them would need the GIL. */
-  if (!evrtpy_trampoline_enter(1))
+  if (!evrtpy_trampoline_enter(counted))
     return;
   evrtpy_gil_t g;
   evrtpy_gil_take(&g);
@@ -195,11 +196,24 @@ static void launch_trampoline(void *p) {
     Py_XDECREF(value);
     Py_XDECREF(tb);
   }
+  if (counted) {
+    Py_DECREF(L->fn);
+    Py_DECREF(L->args);
+    PyMem_RawFree(L);
+  }
+  evrtpy_gil_drop(&g);
+  evrtpy_trampoline_leave(counted);
+}
+
+static void launch_trampoline(void *p) { run_item(p, 1); }
+static void kept_trampoline(void *p) { run_item(p, 0); }
+
+/* With the GIL (graph.c, when the last graph made from the capture goes). */
+static void kept_free(void *p) {
+  struct launch_item *L = p;
   Py_DECREF(L->fn);
   Py_DECREF(L->args);
   PyMem_RawFree(L);
-  evrtpy_gil_drop(&g);
-  evrtpy_trampoline_leave(1);
 }
 
 PyObject *evrtpy_stream_launch(StreamObject *self, PyObject *args) {
@@ -234,6 +248,19 @@ PyObject *evrtpy_stream_launch(StreamObject *self, PyObject *args) {
   }
   Py_XDECREF(qn);
   PyErr_Clear();
+  uint64_t cap;
+  if (evrtpy_capture_id(self->h, &cap)) {
+    /* Into a capture: a node that runs at every replay (graph.c).  Kept
+     * first: a capture that ends meanwhile makes this a plain launch that
+     * never frees its item (a leak, not a crash). */
+    if (evrtpy_capture_keep(cap, L, kept_free) < 0)
+      return NULL;
+    evrt_status_t st =
+        evrt_launch_host_func_labeled(self->h, kept_trampoline, L, label);
+    if (st)
+      return evrtpy_raise(st, "evrt_launch_host_func");
+    Py_RETURN_NONE;
+  }
   atomic_fetch_add(&launches_pending, 1);
   evrtpy_check_site(); /* EVRT_CHECK names the Python line (check.c) */
   evrt_status_t st =

@@ -178,7 +178,8 @@ PyMODINIT_FUNC PyInit__evrt(void) {
   if (PyModule_AddFunctions(m, evrtpy_device_methods) < 0 ||
       PyModule_AddFunctions(m, evrtpy_launch_methods) < 0 ||
       PyModule_AddFunctions(m, evrtpy_check_methods) < 0 ||
-      evrtpy_errors_init(m) < 0 || evrtpy_launch_init(m) < 0)
+      evrtpy_errors_init(m) < 0 || evrtpy_launch_init(m) < 0 ||
+      evrtpy_graph_init(m) < 0)
     goto fail;
   Py_INCREF(&evrtpy_StreamType);
   Py_INCREF(&evrtpy_EventType);

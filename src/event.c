@@ -27,6 +27,16 @@
  *
  * A dead slot is always clean (never recorded: see evrt__event_init_slot),
  * so create writes only the flags and the id.
+ *
+ * Calls racing destroy and slot reuse.  A call looks the handle up without
+ * a lock; by the time it acts the event may be destroyed and its slot
+ * reused by a create.  Writers re-check the handle under the lock (above).
+ * Lock-free readers (query, synchronize, elapsed time) re-check it after
+ * their reads: the fields they read are stored with release (records
+ * under the seqlock, destroy's scrub, create's flags before the release
+ * store of the handle), so a reader that saw anything written after the
+ * kill sees the handle dead.  The stream a call names is re-checked the
+ * same way (evrt__stream_push_live, evrt__stream_is).
  */
 #include "internal.h"
 
@@ -84,8 +94,15 @@ static inline struct gen read_gen(struct evrt__event *e) {
 
 /* Is the latest generation complete?  The seqlock read of query: only src
  * and target. */
+/* Is the slot word still h?  After acquire loads of the event's fields:
+ * true means they were h's (see the top of the file). */
+static inline bool still(struct evrt__event *e, evrt_event_t h) {
+  return atomic_load_explicit(&e->hdr.hw, memory_order_relaxed) ==
+         (uint64_t)(uintptr_t)h;
+}
+
 static inline __attribute__((always_inline)) bool
-latest_done_try(struct evrt__event *e, bool *done) {
+latest_done_try(struct evrt__event *e, evrt_event_t h, bool *done) {
   unsigned s1 = atomic_load_explicit(&e->lock, memory_order_acquire);
   uintptr_t src = atomic_load_explicit(&e->src, memory_order_acquire);
   uint64_t target = atomic_load_explicit(&e->target, memory_order_acquire);
@@ -94,20 +111,8 @@ latest_done_try(struct evrt__event *e, bool *done) {
                     (s1 & ~1u)))
     return false;
   *done = !src || evrt__done((struct evrt__stream *)src) >= target;
-  return true;
-}
-static __attribute__((noinline)) bool latest_done_retry(struct evrt__event *e) {
-  bool done;
-  while (!latest_done_try(e, &done))
-    evrt__cpu_relax();
-  return done;
-}
-static inline bool latest_done(struct evrt__event *e) {
-  bool done;
-  /* The retry loop out of line: the first try is straight-line code. */
-  if (EVRT_LIKELY(latest_done_try(e, &done)))
-    return done;
-  return latest_done_retry(e);
+  /* after the (acquire) loads above: the generation was h's */
+  return EVRT_LIKELY(still(e, h));
 }
 
 static inline bool gen_done(const struct gen *g) {
@@ -125,6 +130,17 @@ get_event(evrt_event_t h, struct evrt__event **out) {
                       "event %p is NULL, destroyed or not an event", (void *)h);
   *out = e;
   return EVRT_SUCCESS;
+}
+
+static __attribute__((cold, noinline)) evrt_status_t
+event_gone(evrt_event_t h) {
+  return evrt__fail(EVRT_ERROR_INVALID_HANDLE, "event %p destroyed",
+                    (void *)h);
+}
+static __attribute__((cold, noinline)) evrt_status_t
+stream_gone(evrt_stream_t h) {
+  return evrt__fail(EVRT_ERROR_INVALID_HANDLE,
+                    "stream %p destroyed during the call", (void *)h);
 }
 
 static inline __attribute__((always_inline)) evrt_status_t
@@ -147,7 +163,10 @@ static inline bool same_incarnation(struct evrt__event *e, evrt_event_t h) {
   return atomic_load(&e->hdr.hw) == (uint64_t)(uintptr_t)h;
 }
 
-#define IS_IPC(e) EVRT_UNLIKELY((e)->flags & EVRT_EVENT_INTERPROCESS)
+static inline unsigned flags_of(struct evrt__event *e) {
+  return atomic_load_explicit(&e->flags, memory_order_relaxed);
+}
+#define IS_IPC(e) EVRT_UNLIKELY(flags_of(e) & EVRT_EVENT_INTERPROCESS)
 
 /* Under the event lock: drop the wait records whose stream has passed its
  * wait (done_seq only grows, so they never count again); returns how many
@@ -213,7 +232,9 @@ static inline bool slot_is_clean(struct evrt__event *e) {
          !atomic_load_explicit(&e->ts, memory_order_relaxed) &&
          !atomic_load_explicit(&e->rec_thread, memory_order_relaxed) &&
          !e->nwrec && !e->wrec && !e->capwrec &&
-         !e->has_resource && !e->imported && !e->nr_waiters &&
+         !e->has_resource &&
+         !atomic_load_explicit(&e->imported, memory_order_relaxed) &&
+         !e->nr_waiters &&
          !atomic_load_explicit(&e->ipc, memory_order_relaxed);
 }
 
@@ -283,9 +304,13 @@ init_event(struct evrt__obj *o, uintptr_t h, evrt_event_t *event,
     abort();
   }
 #endif
-  e->flags = flags;
+  /* relaxed: published by the release store of the handle below */
+  atomic_store_explicit(&e->flags, flags, memory_order_relaxed);
   /* Unique for the life of the process: the live generation and the slot. */
-  e->id = ((uint64_t)h & 0xffffffff00000000u) | ((uint32_t)h >> 2);
+  atomic_store_explicit(&e->id,
+                        ((uint64_t)h & 0xffffffff00000000u) |
+                            ((uint32_t)h >> 2),
+                        memory_order_relaxed);
   evrt__table_publish_as(o, h);
   *event = (evrt_event_t)h;
   return EVRT_SUCCESS;
@@ -312,7 +337,7 @@ destroy_release(struct evrt__event *e) {
 
 static __attribute__((noinline)) evrt_status_t
 destroy_slow(struct evrt__event *e, unsigned lk) {
-  bool ipc = e->flags & EVRT_EVENT_INTERPROCESS;
+  bool ipc = flags_of(e) & EVRT_EVENT_INTERPROCESS;
   /* The lock only to wait for a holder that got in before the kill (lk
    * odd), to take legacy waiters off the list (a worker's bind scans it
    * under the lock without checking the incarnation), and for interprocess
@@ -332,19 +357,19 @@ destroy_slow(struct evrt__event *e, unsigned lk) {
   e->nr_waiters = NULL;
   for (struct evrt__item *it = nr; it; it = it->u.ev.wnext)
     it->u.ev.src = NULL;
-  /* Scrub.  Pending items keep (pointer, generation) and skip their writes;
-   * a stale query may read a mix of old and zero fields and report either
-   * state, nothing worse. */
-  atomic_store_explicit(&e->device, -1, memory_order_relaxed);
-  atomic_store_explicit(&e->src, 0, memory_order_relaxed);
-  atomic_store_explicit(&e->target, 0, memory_order_relaxed);
-  atomic_store_explicit(&e->rec_no, 0, memory_order_relaxed);
-  atomic_store_explicit(&e->ts, 0, memory_order_relaxed);
-  atomic_store_explicit(&e->rec_thread, 0, memory_order_relaxed);
+  /* Scrub.  Pending items keep (pointer, generation) and skip their writes.
+   * release: a lock-free reader that sees a scrubbed field sees the kill
+   * (the handle re-check after its reads fails: the top of the file). */
+  atomic_store_explicit(&e->device, -1, memory_order_release);
+  atomic_store_explicit(&e->src, 0, memory_order_release);
+  atomic_store_explicit(&e->target, 0, memory_order_release);
+  atomic_store_explicit(&e->rec_no, 0, memory_order_release);
+  atomic_store_explicit(&e->ts, 0, memory_order_release);
+  atomic_store_explicit(&e->rec_thread, 0, memory_order_release);
   evrt__free(e->wrec); /* wait records end with the incarnation */
   e->wrec = NULL;
   e->nwrec = e->capwrec = 0;
-  e->imported = false;
+  atomic_store_explicit(&e->imported, false, memory_order_release);
   if (lock)
     evrt__event_unlock(e);
   if (ipc)
@@ -373,7 +398,7 @@ evrt_status_t evrt_event_destroy(evrt_event_t h) {
    * (even): every holder so far has released it (and we see its writes:
    * this load acquires), every later one will find the event dead. */
   unsigned lk = atomic_load(&e->lock);
-  if (EVRT_UNLIKELY((lk & 1u) | (e->flags & EVRT_EVENT_INTERPROCESS) ||
+  if (EVRT_UNLIKELY((lk & 1u) | (flags_of(e) & EVRT_EVENT_INTERPROCESS) ||
                     atomic_load_explicit(&e->rec_no, memory_order_relaxed) ||
                     e->nr_waiters))
     return destroy_slow(e, lk);
@@ -386,6 +411,27 @@ evrt_status_t evrt_event_destroy(evrt_event_t h) {
   return EVRT_SUCCESS;
 }
 
+/* Interprocess record and wait (src/ipc.c) push without a handle: pin the
+ * stream across them, so that a destroy racing the call waits for its
+ * item to be linked (or finds the stream pinned by nobody). */
+static __attribute__((noinline)) evrt_status_t
+ipc_record(struct evrt__event *e, struct evrt__stream *s, evrt_stream_t sh) {
+  if (!evrt__stream_pin(s, sh))
+    return stream_gone(sh);
+  evrt_status_t st = evrt__ipc_record(e, s);
+  evrt__stream_unpin(s);
+  return st;
+}
+static __attribute__((noinline)) evrt_status_t
+ipc_wait(struct evrt__event *e, struct evrt__stream *s, evrt_stream_t sh,
+         int64_t timeout_ns) {
+  if (!evrt__stream_pin(s, sh))
+    return stream_gone(sh);
+  evrt_status_t st = evrt__ipc_wait(e, s, timeout_ns);
+  evrt__stream_unpin(s);
+  return st;
+}
+
 evrt_status_t evrt_event_record(evrt_event_t eh, evrt_stream_t sh) {
   struct evrt__event *e = NULL;
   struct evrt__stream *s = NULL;
@@ -393,10 +439,10 @@ evrt_status_t evrt_event_record(evrt_event_t eh, evrt_stream_t sh) {
   if (EVRT_UNLIKELY(st))
     return st;
   if (IS_IPC(e))
-    return evrt__ipc_record(e, s);
+    return ipc_record(e, s, sh);
   struct evrt__item *it = NULL;
   struct evrt__item *nr = NULL;
-  bool timing = e->flags & EVRT_EVENT_TIMING;
+  bool timing = flags_of(e) & EVRT_EVENT_TIMING;
   bool tracing = EVRT_TRACING();
 
   evrt__event_lock(e);
@@ -406,22 +452,28 @@ evrt_status_t evrt_event_record(evrt_event_t eh, evrt_stream_t sh) {
                       (void *)eh);
   }
   int dev = atomic_load_explicit(&e->device, memory_order_relaxed);
-  if (EVRT_UNLIKELY(dev >= 0 && dev != s->device)) {
+  /* acquire: a stream destroyed and recycled meanwhile is found dead below
+   * (evrt__stream_is after this load) */
+  int sdev = atomic_load_explicit(&s->device, memory_order_acquire);
+  if (EVRT_UNLIKELY(dev >= 0 && dev != sdev)) {
     evrt__event_unlock(e);
+    if (!evrt__stream_is(s, sh))
+      return stream_gone(sh);
     return evrt__fail(EVRT_ERROR_DEVICE_MISMATCH,
                       "event device %d does not match recording stream's "
                       "device %d",
-                      dev, s->device);
+                      dev, sdev);
   }
   bool took = false;
-  if (!e->has_resource && !(e->flags & EVRT_EVENT_NO_LIMIT)) {
-    if (EVRT_UNLIKELY(!evrt__event_resource_take(s->device))) {
+  if (!e->has_resource && !(flags_of(e) & EVRT_EVENT_NO_LIMIT)) {
+    if (EVRT_UNLIKELY(!evrt__event_resource_take(sdev))) {
       evrt__event_unlock(e);
+      if (!evrt__stream_is(s, sh))
+        return stream_gone(sh);
       return evrt__fail(EVRT_ERROR_EVENT_LIMIT,
                         "device %d has no free event resource (limit %u); "
                         "destroy or reset events",
-                        s->device,
-                        atomic_load(&evrt__devices[s->device].ev_limit));
+                        sdev, atomic_load(&evrt__devices[sdev].ev_limit));
     }
     took = true;
   }
@@ -432,7 +484,7 @@ evrt_status_t evrt_event_record(evrt_event_t eh, evrt_stream_t sh) {
     nnr++;
   if (EVRT_UNLIKELY(nnr) && !wrec_reserve(e, nnr)) {
     if (took)
-      evrt__event_resource_give(s->device);
+      evrt__event_resource_give(sdev);
     evrt__event_unlock(e);
     return evrt__fail(EVRT_ERROR_OUT_OF_MEMORY,
                       "cannot track the waits bound to this record");
@@ -441,13 +493,14 @@ evrt_status_t evrt_event_record(evrt_event_t eh, evrt_stream_t sh) {
   uint64_t enq = atomic_load_explicit(&s->enq_seq, memory_order_acquire);
   bool idle = evrt__done(s) >= enq;
   uint64_t target = enq, ts = 0;
+  bool gone = false;
   if (!idle && (timing || tracing)) {
     /* The timestamp (or the trace marker) must be taken when the stream
      * reaches the record: that needs an item. */
     it = evrt__item_new(s);
     if (EVRT_UNLIKELY(!it)) {
       if (took)
-        evrt__event_resource_give(s->device);
+        evrt__event_resource_give(sdev);
       evrt__event_unlock(e);
       return evrt__fail(EVRT_ERROR_OUT_OF_MEMORY,
                         "cannot allocate the record item");
@@ -457,15 +510,28 @@ evrt_status_t evrt_event_record(evrt_event_t eh, evrt_stream_t sh) {
     it->u.ev.ev = e;
     it->u.ev.ev_gen = evrt__obj_gen(&e->hdr);
     it->u.ev.rec_no = rec_no;
-    it->u.ev.ev_id = e->id;
-    target = evrt__stream_push(s, it);
+    it->u.ev.ev_id = atomic_load_explicit(&e->id, memory_order_relaxed);
+    target = evrt__stream_push_live(s, sh, it);
+    gone = target == 0; /* (a pushed item's seq is >= 1) */
+  } else if (EVRT_UNLIKELY(!evrt__stream_is(s, sh))) {
+    /* (after the acquire load of enq_seq: enq was this incarnation's) */
+    gone = true;
   } else if (timing) {
-    ts = evrt__backend->timestamp(s->device);
+    ts = evrt__backend->timestamp(sdev);
+  }
+  if (EVRT_UNLIKELY(gone)) {
+    /* The stream was destroyed during the call: nothing happened. */
+    if (it)
+      evrt__free(it);
+    if (took)
+      evrt__event_resource_give(sdev);
+    evrt__event_unlock(e);
+    return stream_gone(sh);
   }
   if (took)
     e->has_resource = true;
   if (dev < 0)
-    atomic_store_explicit(&e->device, s->device, memory_order_relaxed);
+    atomic_store_explicit(&e->device, sdev, memory_order_release);
   atomic_store_explicit(&e->src, (uintptr_t)s, memory_order_release);
   atomic_store_explicit(&e->target, target, memory_order_release);
   atomic_store_explicit(&e->rec_no, rec_no, memory_order_release);
@@ -492,12 +558,17 @@ evrt_status_t evrt_event_record(evrt_event_t eh, evrt_stream_t sh) {
 static __attribute__((cold, noinline)) evrt_status_t
 query_slow(evrt_event_t h) {
   struct evrt__event *e = NULL;
-  evrt_status_t st = get_event(h, &e);
-  if (st)
-    return st;
-  if (IS_IPC(e))
-    return evrt__ipc_query(e);
-  return latest_done(e) ? EVRT_SUCCESS : EVRT_NOT_READY;
+  for (;;) {
+    evrt_status_t st = get_event(h, &e); /* fails once h is dead */
+    if (st)
+      return st;
+    if (IS_IPC(e))
+      return evrt__ipc_query(e);
+    bool done;
+    if (latest_done_try(e, h, &done))
+      return done ? EVRT_SUCCESS : EVRT_NOT_READY;
+    evrt__cpu_relax();
+  }
 }
 
 evrt_status_t evrt_event_query(evrt_event_t h) {
@@ -506,9 +577,11 @@ evrt_status_t evrt_event_query(evrt_event_t h) {
   if (EVRT_UNLIKELY(!evrt__running()))
     return query_slow(h);
   struct evrt__event *e = evrt__event_get(h);
-  if (EVRT_UNLIKELY(!e) || IS_IPC(e))
+  bool done;
+  if (EVRT_UNLIKELY(!e) || IS_IPC(e) ||
+      EVRT_UNLIKELY(!latest_done_try(e, h, &done)))
     return query_slow(h);
-  return latest_done(e) ? EVRT_SUCCESS : EVRT_NOT_READY;
+  return done ? EVRT_SUCCESS : EVRT_NOT_READY;
 }
 
 /* The waiting part, out of line: its trace timing keeps values live across
@@ -522,10 +595,13 @@ sync_wait(struct evrt__event *e, struct gen g, int64_t timeout_ns) {
                       "event synchronized from a host function of the stream "
                       "that must reach the record first");
   uint64_t t0 = EVRT_TRACING() ? evrt__now_ns() : 0;
-  st = evrt__wait_seq(g.src, g.target, timeout_ns,
-                      (e->flags & EVRT_EVENT_BLOCKING_SYNC) != 0);
+  /* read while h is known live (the caller checked it after these) */
+  bool blocking = flags_of(e) & EVRT_EVENT_BLOCKING_SYNC;
+  uint64_t id = atomic_load_explicit(&e->id, memory_order_relaxed);
+  /* (src, target) stays valid if the event is destroyed meanwhile */
+  st = evrt__wait_seq(g.src, g.target, timeout_ns, blocking);
   if (EVRT_TRACING())
-    evrt__trace_host_wait("event_synchronize", e->id, t0, evrt__now_ns());
+    evrt__trace_host_wait("event_synchronize", id, t0, evrt__now_ns());
   if (st == EVRT_ERROR_TIMEOUT)
     return evrt__fail(st, "event generation %llu not complete after %lld ns",
                       (unsigned long long)g.rec_no, (long long)timeout_ns);
@@ -541,7 +617,11 @@ evrt_status_t evrt_event_synchronize_timeout(evrt_event_t h,
   if (IS_IPC(e))
     return evrt__ipc_sync(e, timeout_ns);
   struct gen g = read_gen(e);
-  if (gen_done(&g))
+  bool done = gen_done(&g);
+  /* after read_gen's acquire loads: g was h's generation */
+  if (EVRT_UNLIKELY(!still(e, h)))
+    return event_gone(h);
+  if (done)
     return EVRT_SUCCESS;
   return sync_wait(e, g, timeout_ns);
 }
@@ -570,7 +650,7 @@ static evrt_status_t stream_wait(evrt_stream_t sh, evrt_event_t eh,
   if (EVRT_UNLIKELY(st))
     return st;
   if (IS_IPC(e))
-    return evrt__ipc_wait(e, s, timeout_ns);
+    return ipc_wait(e, s, sh, timeout_ns);
   evrt__event_lock(e);
   if (EVRT_UNLIKELY(!same_incarnation(e, eh))) {
     evrt__event_unlock(e);
@@ -582,7 +662,7 @@ static evrt_status_t stream_wait(evrt_stream_t sh, evrt_event_t eh,
                                                       memory_order_relaxed);
   g.target = atomic_load_explicit(&e->target, memory_order_relaxed);
   g.rec_no = atomic_load_explicit(&e->rec_no, memory_order_relaxed);
-  bool next_record = !g.src && (e->flags & EVRT_EVENT_WAIT_NEXT_RECORD);
+  bool next_record = !g.src && (flags_of(e) & EVRT_EVENT_WAIT_NEXT_RECORD);
   if (!g.src && !next_record) {
     /* Rule 2: a never-recorded (or reset) event is an empty dependency. */
     /* (No trace slice: the stream may be busy right now, and a slice
@@ -593,8 +673,11 @@ static evrt_status_t stream_wait(evrt_stream_t sh, evrt_event_t eh,
   if (!next_record && gen_done(&g) &&
       evrt__done(s) >= atomic_load_explicit(&s->enq_seq, memory_order_acquire)) {
     /* Satisfied already and the waiting stream is idle: it has passed the
-     * wait the moment it was made.  No item, no wake-up. */
+     * wait the moment it was made.  No item, no wake-up.  (The stream's
+     * counters were its own if its handle is still live after them.) */
     evrt__event_unlock(e);
+    if (EVRT_UNLIKELY(!evrt__stream_is(s, sh)))
+      return stream_gone(sh);
     if (EVRT_TRACING())
       trace_skipped_wait(s, e, &g);
     return EVRT_SUCCESS;
@@ -609,14 +692,21 @@ static evrt_status_t stream_wait(evrt_stream_t sh, evrt_event_t eh,
   it->dep_kind = next_record ? EVRT__DEP_NEXT_RECORD : EVRT__DEP_STREAM;
   it->u.ev.ev = e;
   it->u.ev.ev_gen = evrt__obj_gen(&e->hdr);
-  it->u.ev.ev_id = e->id;
+  it->u.ev.ev_id = atomic_load_explicit(&e->id, memory_order_relaxed);
   it->u.ev.rec_no = next_record ? 0 : g.rec_no;
   it->u.ev.src = g.src;
   it->u.ev.target = g.target;
   it->u.ev.wnext = NULL;
   /* The deadline is set relative to the enqueue (ACL's wait timeout). */
   it->deadline = timeout_ns >= 0 ? evrt__now_ns() + (uint64_t)timeout_ns : 0;
-  uint64_t seq = evrt__stream_push(s, it);
+  uint64_t seq = evrt__stream_push_live(s, sh, it);
+  if (EVRT_UNLIKELY(!seq)) {
+    /* destroyed during the call: nothing linked (the reserved wait record
+     * room stays, unused) */
+    evrt__event_unlock(e);
+    evrt__free(it);
+    return stream_gone(sh);
+  }
   if (!next_record)
     wrec_add(e, s, seq); /* a wait task of the latest generation */
   evrt__event_unlock(e);
@@ -637,9 +727,9 @@ evrt_status_t evrt_stream_wait_event_timeout(evrt_stream_t sh, evrt_event_t eh,
 }
 
 /* Timing checks shared by elapsed time and timestamp, in rule 6's order. */
-static evrt_status_t timing_of(struct evrt__event *e, const char *which,
-                               uint64_t *ts) {
-  if (!(e->flags & EVRT_EVENT_TIMING))
+static evrt_status_t timing_of(struct evrt__event *e, evrt_event_t h,
+                               const char *which, uint64_t *ts) {
+  if (!(flags_of(e) & EVRT_EVENT_TIMING))
     return evrt__fail(EVRT_ERROR_TIMING_DISABLED,
                       "%s event was created without EVRT_EVENT_TIMING", which);
   uint64_t t;
@@ -657,6 +747,8 @@ static evrt_status_t timing_of(struct evrt__event *e, const char *which,
     if (atomic_load_explicit(&e->lock, memory_order_relaxed) == s1)
       break;
   }
+  if (EVRT_UNLIKELY(!still(e, h)))
+    return event_gone(h);
   if (!g.src)
     return evrt__fail(EVRT_ERROR_NOT_RECORDED, "%s event was never recorded",
                       which);
@@ -667,8 +759,11 @@ static evrt_status_t timing_of(struct evrt__event *e, const char *which,
     /* Complete, so the record item has run; its timestamp store happened
      * before done_seq (release) that we read (acquire).  Re-read. */
     evrt__event_lock(e);
+    bool live = same_incarnation(e, h);
     t = atomic_load_explicit(&e->ts, memory_order_relaxed);
     evrt__event_unlock(e);
+    if (!live)
+      return event_gone(h);
   }
   *ts = t;
   return EVRT_SUCCESS;
@@ -683,23 +778,30 @@ evrt_status_t evrt_event_elapsed_time(float *ms, evrt_event_t sh,
   if (!ms)
     return evrt__fail(EVRT_ERROR_INVALID_VALUE, "ms is NULL");
   /* Rule 6 order: timing (both), recorded (both), complete (both), device. */
-  if (!(a->flags & EVRT_EVENT_TIMING) || !(b->flags & EVRT_EVENT_TIMING))
+  unsigned fa = flags_of(a), fb = flags_of(b);
+  struct gen ga = read_gen(a), gb = read_gen(b);
+  int da = atomic_load_explicit(&a->device, memory_order_acquire);
+  int db = atomic_load_explicit(&b->device, memory_order_acquire);
+  /* after the acquire loads: what they read was the handles' */
+  if (EVRT_UNLIKELY(!still(a, sh)))
+    return event_gone(sh);
+  if (EVRT_UNLIKELY(!still(b, eh)))
+    return event_gone(eh);
+  if (!(fa & EVRT_EVENT_TIMING) || !(fb & EVRT_EVENT_TIMING))
     return evrt__fail(EVRT_ERROR_TIMING_DISABLED,
                       "both events must be created with EVRT_EVENT_TIMING");
-  struct gen ga = read_gen(a), gb = read_gen(b);
   if (!ga.src || !gb.src)
     return evrt__fail(EVRT_ERROR_NOT_RECORDED,
                       "both events must be recorded before elapsed time");
   if (!gen_done(&ga) || !gen_done(&gb))
     return evrt__fail(EVRT_ERROR_NOT_COMPLETE,
                       "both events must be complete before elapsed time");
-  int da = atomic_load_explicit(&a->device, memory_order_relaxed);
-  int db = atomic_load_explicit(&b->device, memory_order_relaxed);
   if (da != db)
     return evrt__fail(EVRT_ERROR_DEVICE_MISMATCH,
                       "events belong to devices %d and %d", da, db);
   uint64_t t0, t1;
-  if ((st = timing_of(a, "start", &t0)) || (st = timing_of(b, "end", &t1)))
+  if ((st = timing_of(a, sh, "start", &t0)) ||
+      (st = timing_of(b, eh, "end", &t1)))
     return st;
   *ms = (float)((double)((int64_t)(t1 - t0)) / 1e6);
   return EVRT_SUCCESS;
@@ -712,7 +814,7 @@ evrt_status_t evrt_event_timestamp(evrt_event_t h, uint64_t *ns) {
     return st;
   if (!ns)
     return evrt__fail(EVRT_ERROR_INVALID_VALUE, "ns is NULL");
-  return timing_of(e, "the", ns);
+  return timing_of(e, h, "the", ns);
 }
 
 evrt_status_t evrt_event_reset(evrt_event_t eh, evrt_stream_t sh) {
@@ -745,8 +847,12 @@ evrt_status_t evrt_event_reset(evrt_event_t eh, evrt_stream_t sh) {
   it->u.ev.ev = e;
   it->u.ev.ev_gen = evrt__obj_gen(&e->hdr);
   it->u.ev.rec_no = rec_no;
-  it->u.ev.ev_id = e->id;
-  evrt__stream_push(s, it);
+  it->u.ev.ev_id = atomic_load_explicit(&e->id, memory_order_relaxed);
+  if (EVRT_UNLIKELY(!evrt__stream_push_live(s, sh, it))) {
+    evrt__event_unlock(e);
+    evrt__free(it);
+    return stream_gone(sh);
+  }
   evrt__event_unlock(e);
   return EVRT_SUCCESS;
 }
@@ -779,28 +885,37 @@ evrt_status_t evrt_event_get_info(evrt_event_t h, evrt_event_info_t *info) {
     return st;
   if (!info)
     return evrt__fail(EVRT_ERROR_INVALID_VALUE, "info is NULL");
-  memset(info, 0, sizeof *info);
-  info->flags = e->flags;
-  info->imported = e->imported;
-  info->device = atomic_load_explicit(&e->device, memory_order_relaxed);
-  if (IS_IPC(e)) {
-    st = evrt__ipc_query(e);
-    if (st != EVRT_SUCCESS && st != EVRT_NOT_READY)
-      return st;
-    info->state = st == EVRT_SUCCESS ? EVRT_EVENT_STATE_COMPLETE
-                                     : EVRT_EVENT_STATE_PENDING;
-    info->record_count = atomic_load_explicit(&e->rec_no, memory_order_relaxed);
-    return EVRT_SUCCESS;
-  }
+  /* Everything under the lock with the handle checked: a create recycling
+   * the slot cannot be writing it then. */
+  evrt_event_info_t in;
+  memset(&in, 0, sizeof in);
   evrt__event_lock(e);
+  if (!same_incarnation(e, h)) {
+    evrt__event_unlock(e);
+    return event_gone(h);
+  }
+  in.flags = flags_of(e);
+  in.imported = atomic_load_explicit(&e->imported, memory_order_relaxed);
+  in.device = atomic_load_explicit(&e->device, memory_order_relaxed);
   struct gen g;
   g.src = (struct evrt__stream *)atomic_load_explicit(&e->src,
                                                       memory_order_relaxed);
   g.target = atomic_load_explicit(&e->target, memory_order_relaxed);
-  info->record_count = atomic_load_explicit(&e->rec_no, memory_order_relaxed);
-  info->record_thread =
+  in.record_count = atomic_load_explicit(&e->rec_no, memory_order_relaxed);
+  in.record_thread =
       g.src ? atomic_load_explicit(&e->rec_thread, memory_order_relaxed) : 0;
   evrt__event_unlock(e);
+  if (in.flags & EVRT_EVENT_INTERPROCESS) {
+    in.record_thread = 0;
+    st = evrt__ipc_query(e);
+    if (st != EVRT_SUCCESS && st != EVRT_NOT_READY)
+      return st;
+    in.state = st == EVRT_SUCCESS ? EVRT_EVENT_STATE_COMPLETE
+                                  : EVRT_EVENT_STATE_PENDING;
+    *info = in;
+    return EVRT_SUCCESS;
+  }
+  *info = in;
   info->state = !g.src         ? EVRT_EVENT_STATE_UNRECORDED
                 : gen_done(&g) ? EVRT_EVENT_STATE_COMPLETE
                                : EVRT_EVENT_STATE_PENDING;
@@ -814,7 +929,14 @@ evrt_status_t evrt_event_get_device(evrt_event_t h, int *device) {
     return st;
   if (!device)
     return evrt__fail(EVRT_ERROR_INVALID_VALUE, "device is NULL");
-  *device = atomic_load_explicit(&e->device, memory_order_relaxed);
+  /* under the lock, as get_info */
+  evrt__event_lock(e);
+  bool live = same_incarnation(e, h);
+  int d = atomic_load_explicit(&e->device, memory_order_relaxed);
+  evrt__event_unlock(e);
+  if (!live)
+    return event_gone(h);
+  *device = d;
   return EVRT_SUCCESS;
 }
 
@@ -825,7 +947,12 @@ evrt_status_t evrt_event_get_id(evrt_event_t h, uint64_t *id) {
     return st;
   if (!id)
     return evrt__fail(EVRT_ERROR_INVALID_VALUE, "id is NULL");
-  *id = e->id;
+  /* acquire orders the handle check after it; create writes the id
+   * before publishing the handle */
+  uint64_t v = atomic_load_explicit(&e->id, memory_order_acquire);
+  if (!still(e, h))
+    return event_gone(h);
+  *id = v;
   return EVRT_SUCCESS;
 }
 

@@ -414,6 +414,10 @@ struct evrt__stream {
   struct evrt__obj hdr;
   /* --- producers, under plock */
   evrt__spin_t plock;
+  /* Callers that validated the handle under plock and will push without
+   * it (evrt__stream_pin): destroy waits for them to leave.  Written
+   * under plock; read by destroy after the kill. */
+  atomic_uint pins;
   struct evrt__item *tail;  /* last linked item, or &stub */
   struct evrt__item *pfree; /* recycled items ready for reuse */
   /* Stored seq_cst after linking (Dekker pair with the worker going idle,
@@ -454,7 +458,9 @@ struct evrt__stream {
    * reads it on a stream they hold (a plain mov on x86 either way). */
   _Alignas(64) atomic_int device;
   bool is_default;
-  uint64_t id;
+  /* Atomic: error and trace paths read it on a handle that a destroy and
+   * a create may be recycling meanwhile (a plain mov on x86). */
+  atomic_uint_least64_t id;
   char name[64];
   struct evrt__item stub;
 };
@@ -483,16 +489,38 @@ static inline uint64_t evrt__done(struct evrt__stream *s) {
   return atomic_load_explicit(&s->done_seq, memory_order_acquire);
 }
 
+/* Is h the live incarnation of s?  Under plock this is exact (destroy
+ * kills the handle under plock); elsewhere it is true at the moment of the
+ * load.  Relaxed: callers order it (plock, or an acquire load before it). */
+static inline bool evrt__stream_is(struct evrt__stream *s, evrt_stream_t h) {
+  return atomic_load_explicit(&s->hdr.hw, memory_order_relaxed) ==
+         (uint64_t)(uintptr_t)h;
+}
+
 /* src/stream.c */
 evrt_status_t evrt__stream_new(int device, int priority, bool is_default,
                                struct evrt__stream **out);
-/* Allocate an item for s (from its recycle list or malloc) or NULL. */
+/* Allocate an item for s (from its recycle list or malloc) or NULL.  Safe
+ * on any incarnation of the slot, dead ones included (the recycle lists
+ * are only touched under plock, and items are interchangeable). */
 struct evrt__item *evrt__item_new(struct evrt__stream *s);
 void evrt__item_discard(struct evrt__stream *s, struct evrt__item *it);
 /* Free a ->next-linked list of items. */
 void evrt__items_free(struct evrt__item *list);
-/* Append a filled item; assigns it->seq and schedules the stream.  Never
- * fails. */
+/* Append a filled item if h is still s's live handle (checked under plock,
+ * where destroy kills it): its seq, and the stream is scheduled; 0 if the
+ * stream was destroyed (nothing linked: the caller still owns the item).
+ * A call racing the destroy thus either links before the destroy looks at
+ * enq_seq, and its item runs, or links nothing. */
+uint64_t evrt__stream_push_live(struct evrt__stream *s, evrt_stream_t h,
+                                struct evrt__item *it);
+/* Hold s alive across a section that pushes with evrt__stream_push without
+ * a handle (src/ipc.c): false if h is no longer s's live handle.  Destroy
+ * waits for every pin to go (the sections are short and run no user
+ * code). */
+bool evrt__stream_pin(struct evrt__stream *s, evrt_stream_t h);
+void evrt__stream_unpin(struct evrt__stream *s);
+/* Append a filled item to a stream the caller has pinned; its seq. */
 uint64_t evrt__stream_push(struct evrt__stream *s, struct evrt__item *it);
 /* Free a drained, destroyed stream (called by the worker). */
 void evrt__stream_free(struct evrt__stream *s);
@@ -506,7 +534,10 @@ struct evrt__event {
   struct evrt__obj hdr;
   /* Seqlock and writer lock: odd while a writer holds it. */
   atomic_uint lock;
-  unsigned flags;
+  /* Atomic (relaxed): read before the lock by calls whose handle a destroy
+   * and a create may be recycling meanwhile; they re-check the handle
+   * before acting on what they read. */
+  atomic_uint flags;
   atomic_int device;            /* -1 until first record / export */
   /* Latest generation (seqlock): src == 0 means unrecorded. */
   atomic_uintptr_t src;         /* struct evrt__stream * */
@@ -523,11 +554,11 @@ struct evrt__event {
   struct evrt__waitrec *wrec;
   uint32_t nwrec, capwrec;
   bool has_resource;
-  bool imported;
+  atomic_bool imported; /* as flags */
   struct evrt__item *nr_waiters; /* legacy next-record waiters (lock) */
   /* interprocess shared state (src/ipc.c), NULL until first record/export */
   _Atomic(struct evrt__ipc_map *) ipc;
-  uint64_t id;
+  atomic_uint_least64_t id; /* as flags */
 };
 
 struct evrt__waitrec {

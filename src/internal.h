@@ -63,6 +63,9 @@ static inline void evrt__prefetch_w(const void *p) {
   __builtin_prefetch(p, 1, 3);
 }
 void evrt__cpu_features_init(void);
+/* One past the highest user address this machine can map (os.c, set at
+ * init): a memory range ending beyond it is impossible. */
+extern uintptr_t evrt__user_va_end;
 
 #define EVRT_LIKELY(x) __builtin_expect(!!(x), 1)
 #define EVRT_UNLIKELY(x) __builtin_expect(!!(x), 0)

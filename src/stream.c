@@ -514,16 +514,36 @@ evrt_status_t evrt_launch_host_func(evrt_stream_t h, evrt_host_fn fn,
   return evrt_launch_host_func_labeled(h, fn, user, NULL);
 }
 
+/* Does [p, p + n) wrap or end past the user address space?  (n > 0) */
+static bool bad_range(const void *p, size_t n) {
+  uintptr_t a = (uintptr_t)p;
+  return n > evrt__user_va_end || a > evrt__user_va_end - n;
+}
+
 static evrt_status_t mem_item(evrt_stream_t h, int kind, void *dst,
                               const void *src, int value, size_t n) {
   struct evrt__stream *s = NULL;
   evrt_status_t st = get_stream(h, &s);
   if (st)
     return st;
+  const char *what = kind == EVRT__ITEM_MEMCPY ? "memcpy" : "memset";
   if (n && (!dst || (kind == EVRT__ITEM_MEMCPY && !src)))
     return evrt__fail(EVRT_ERROR_INVALID_VALUE, "%s of %zu bytes with a NULL "
-                      "pointer", kind == EVRT__ITEM_MEMCPY ? "memcpy" : "memset",
-                      n);
+                      "pointer", what, n);
+  /* An impossible range (it wraps around the address space, or ends beyond
+   * what this machine can map) would be accepted and then crash the worker
+   * or scribble over memory: refuse it now.  Overlapping memcpy ranges are
+   * fine (the cpu backend copies as memmove: docs/design.md section 11). */
+  if (EVRT_UNLIKELY(n && bad_range(dst, n)))
+    return evrt__fail(EVRT_ERROR_INVALID_VALUE,
+                      "%s of %zu bytes to %p: the range wraps around the "
+                      "address space or ends past its top (%#lx)",
+                      what, n, dst, (unsigned long)evrt__user_va_end);
+  if (EVRT_UNLIKELY(n && kind == EVRT__ITEM_MEMCPY && bad_range(src, n)))
+    return evrt__fail(EVRT_ERROR_INVALID_VALUE,
+                      "memcpy of %zu bytes from %p: the range wraps around "
+                      "the address space or ends past its top (%#lx)",
+                      n, src, (unsigned long)evrt__user_va_end);
   struct evrt__item t;
   memset(&t, 0, sizeof t);
   t.kind = (uint8_t)kind;

@@ -45,12 +45,25 @@ uint64_t evrt__now_ns(void) {
  * reads), never changed after. */
 bool evrt__has_prefetchw;
 
+/* The end of the user address space: no range of memory a stream item may
+ * touch ends beyond it.  x86-64: 47 bits, 56 with 5-level paging (LA57,
+ * where the kernel may hand out addresses up to 2^56); arm64: 52 bits at
+ * most; elsewhere the whole pointer range. */
+uintptr_t evrt__user_va_end = UINTPTR_MAX;
+
 void evrt__cpu_features_init(void) {
 #if defined(__x86_64__) || defined(__i386__)
   unsigned a, b, c, d;
   /* CPUID 0x80000001 ECX bit 8: PREFETCHW (3DNowPrefetch) */
   if (__get_cpuid(0x80000001u, &a, &b, &c, &d))
     evrt__has_prefetchw = (c >> 8) & 1u;
+#endif
+#if defined(__x86_64__)
+  /* CPUID 7.0 ECX bit 16: LA57 (5-level paging) */
+  bool la57 = __get_cpuid_count(7, 0, &a, &b, &c, &d) && ((c >> 16) & 1u);
+  evrt__user_va_end = (uintptr_t)1 << (la57 ? 56 : 47);
+#elif defined(__aarch64__)
+  evrt__user_va_end = (uintptr_t)1 << 52;
 #endif
 }
 

@@ -698,7 +698,10 @@ static evrt_status_t stream_wait(evrt_stream_t sh, evrt_event_t eh,
   it->u.ev.target = g.target;
   it->u.ev.wnext = NULL;
   /* The deadline is set relative to the enqueue (ACL's wait timeout). */
-  it->deadline = timeout_ns >= 0 ? evrt__now_ns() + (uint64_t)timeout_ns : 0;
+  it->deadline =
+      timeout_ns >= 0
+          ? evrt__deadline_after(evrt__now_ns(), (uint64_t)timeout_ns)
+          : 0;
   uint64_t seq = evrt__stream_push_live(s, sh, it);
   if (EVRT_UNLIKELY(!seq)) {
     /* destroyed during the call: nothing linked (the reserved wait record

@@ -80,9 +80,16 @@ int evrt__futex_wait(atomic_uint *addr, uint32_t expected, int64_t timeout_ns,
                      int shared);
 void evrt__futex_wake(atomic_uint *addr, int count, int shared);
 uint64_t evrt__now_ns(void);
+/* The deadline ns after now, saturated: a huge delay or timeout (up to
+ * UINT64_MAX) means "never", not a wrap to the past. */
+static inline uint64_t evrt__deadline_after(uint64_t now, uint64_t ns) {
+  return ns > UINT64_MAX - now ? UINT64_MAX : now + ns;
+}
 int evrt__ncpu(void);
 void evrt__sleep_ns(uint64_t ns);
-/* An integer environment variable in [lo, hi]; dflt if unset or invalid. */
+/* An integer environment variable in [lo, hi]; dflt if unset.  A value
+ * that is not such an integer gives dflt and a warning on stderr, once per
+ * variable, naming the variable, the value and the value used. */
 long evrt__env_long(const char *name, long dflt, long lo, long hi);
 static inline void evrt__cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)

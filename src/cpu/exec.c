@@ -412,7 +412,9 @@ static bool run_item(struct evrt__stream *s, struct evrt__item *it) {
     if (it->phase == 0) {
       if (it->u.delay.ns == 0)
         return true;
-      it->deadline = now + it->u.delay.ns;
+      /* saturated: evrt_stream_delay(UINT64_MAX) waits for ever, where
+       * the sum wrapped to the past and the delay ended at once */
+      it->deadline = evrt__deadline_after(now, it->u.delay.ns);
       it->phase = 1;
       if (evrt__timer_arm(it) != EVRT_SUCCESS) {
         /* No memory for the timer: degrade to sleeping on this worker

@@ -41,10 +41,7 @@ static EVRT_TLS int64_t tls_budget = -1;
 uint64_t evrt__spin_budget_ns(void) {
   unsigned b = atomic_load_explicit(&spin_base_ns, memory_order_relaxed);
   if (EVRT_UNLIKELY(b == 0)) {
-    const char *v = getenv("EVRT_SPIN_NS");
-    long x = v ? strtol(v, NULL, 10) : 4000;
-    if (x < 0 || x > (long)EVRT__SPIN_MAX_NS)
-      x = 4000;
+    long x = evrt__env_long("EVRT_SPIN_NS", 4000, 0, EVRT__SPIN_MAX_NS);
     b = (unsigned)x + 1; /* +1: 0 means "not read yet" */
     atomic_store_explicit(&spin_base_ns, b, memory_order_relaxed);
   }
@@ -122,7 +119,8 @@ evrt_status_t evrt__wait_seq(struct evrt__stream *s, uint64_t target,
   if (evrt__done(s) >= target)
     return EVRT_SUCCESS;
   uint64_t start = evrt__now_ns();
-  uint64_t deadline = timeout_ns >= 0 ? start + (uint64_t)timeout_ns : 0;
+  uint64_t deadline =
+      timeout_ns >= 0 ? evrt__deadline_after(start, (uint64_t)timeout_ns) : 0;
   if (!blocking) {
     uint64_t base = evrt__spin_budget_ns();
     if (tls_budget < 0)

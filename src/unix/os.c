@@ -4,7 +4,9 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <sched.h>
@@ -95,6 +97,27 @@ void evrt__spin_lock_slow(evrt__spin_t *l) {
   }
 }
 
+/* Variables already warned about (each warns once per process). */
+static pthread_mutex_t env_warn_lock = PTHREAD_MUTEX_INITIALIZER;
+static const char *env_warned[16];
+static int env_nwarned;
+
+static void env_warn(const char *name, const char *v, long lo, long hi,
+                     long used) {
+  pthread_mutex_lock(&env_warn_lock);
+  bool seen = false;
+  for (int i = 0; i < env_nwarned && !seen; i++)
+    seen = strcmp(env_warned[i], name) == 0;
+  if (!seen && env_nwarned < (int)(sizeof env_warned / sizeof env_warned[0]))
+    env_warned[env_nwarned++] = name; /* (callers pass string literals) */
+  pthread_mutex_unlock(&env_warn_lock);
+  if (!seen)
+    fprintf(stderr,
+            "evrt: warning: %s=\"%s\" is not an integer in [%ld, %ld]; "
+            "using %ld\n",
+            name, v, lo, hi, used);
+}
+
 long evrt__env_long(const char *name, long dflt, long lo, long hi) {
   const char *v = getenv(name);
   if (!v || !*v)
@@ -102,7 +125,9 @@ long evrt__env_long(const char *name, long dflt, long lo, long hi) {
   char *end;
   errno = 0;
   long x = strtol(v, &end, 10);
-  if (errno || *end || x < lo || x > hi)
+  if (errno || *end || x < lo || x > hi) {
+    env_warn(name, v, lo, hi, dflt);
     return dflt;
+  }
   return x;
 }

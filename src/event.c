@@ -94,15 +94,17 @@ static inline struct gen read_gen(struct evrt__event *e) {
 
 /* Is the latest generation complete?  The seqlock read of query: only src
  * and target. */
-/* Is the slot word still h?  After acquire loads of the event's fields:
- * true means they were h's (see the top of the file). */
+/* Is the slot word still raw handle r?  After acquire loads of the event's
+ * fields: true means they were r's (see the top of the file). */
+static inline bool still_raw(struct evrt__event *e, uint64_t r) {
+  return atomic_load_explicit(&e->hdr.hw, memory_order_relaxed) == r;
+}
 static inline bool still(struct evrt__event *e, evrt_event_t h) {
-  return atomic_load_explicit(&e->hdr.hw, memory_order_relaxed) ==
-         (uint64_t)(uintptr_t)h;
+  return still_raw(e, evrt__raw((uintptr_t)h));
 }
 
 static inline __attribute__((always_inline)) bool
-latest_done_try(struct evrt__event *e, evrt_event_t h, bool *done) {
+latest_done_try(struct evrt__event *e, uint64_t r, bool *done) {
   unsigned s1 = atomic_load_explicit(&e->lock, memory_order_acquire);
   uintptr_t src = atomic_load_explicit(&e->src, memory_order_acquire);
   uint64_t target = atomic_load_explicit(&e->target, memory_order_acquire);
@@ -111,8 +113,8 @@ latest_done_try(struct evrt__event *e, evrt_event_t h, bool *done) {
                     (s1 & ~1u)))
     return false;
   *done = !src || evrt__done((struct evrt__stream *)src) >= target;
-  /* after the (acquire) loads above: the generation was h's */
-  return EVRT_LIKELY(still(e, h));
+  /* after the (acquire) loads above: the generation was r's */
+  return EVRT_LIKELY(still_raw(e, r));
 }
 
 static inline bool gen_done(const struct gen *g) {
@@ -160,7 +162,7 @@ get_pair(evrt_event_t eh, evrt_stream_t sh,
 /* Under the event lock: is the handle still this incarnation? */
 static inline bool same_incarnation(struct evrt__event *e, evrt_event_t h) {
   /* seq_cst: the holder's half of the Dekker pair with destroy */
-  return atomic_load(&e->hdr.hw) == (uint64_t)(uintptr_t)h;
+  return atomic_load(&e->hdr.hw) == evrt__raw((uintptr_t)h);
 }
 
 static inline unsigned flags_of(struct evrt__event *e) {
@@ -258,7 +260,7 @@ create_slow(evrt_event_t *event, unsigned flags) {
   return st ? st : evrt_event_create(event, flags);
 }
 
-static evrt_status_t init_event(struct evrt__obj *o, uintptr_t h,
+static evrt_status_t init_event(struct evrt__obj *o, uint64_t h,
                                 evrt_event_t *event, unsigned flags);
 
 /* This thread's slot cache is empty: the table's free stack, or a new slot
@@ -285,16 +287,16 @@ evrt_status_t evrt_event_create(evrt_event_t *event, unsigned flags) {
   if (EVRT_UNLIKELY(!n))
     return create_uncached(event, flags);
   c->n = n - 1;
-  uintptr_t h = (uintptr_t)c->next[n - 1];
+  uint64_t h = c->next[n - 1]; /* raw */
   return init_event(evrt__table_at_known(&evrt__events,
                                          ((uint32_t)h >> 2) - 1,
                                          EVRT__EVENT_SLOT),
                     h, event, flags);
 }
 
-/* Make the clean dead slot o the new event. */
+/* Make the clean dead slot o the new event, raw handle h. */
 static inline __attribute__((always_inline)) evrt_status_t
-init_event(struct evrt__obj *o, uintptr_t h, evrt_event_t *event,
+init_event(struct evrt__obj *o, uint64_t h, evrt_event_t *event,
            unsigned flags) {
   struct evrt__event *e = (struct evrt__event *)o;
 #ifndef NDEBUG
@@ -311,8 +313,8 @@ init_event(struct evrt__obj *o, uintptr_t h, evrt_event_t *event,
                         ((uint64_t)h & 0xffffffff00000000u) |
                             ((uint32_t)h >> 2),
                         memory_order_relaxed);
-  evrt__table_publish_as(o, h);
-  *event = (evrt_event_t)h;
+  evrt__table_publish_as(o, (uintptr_t)h);
+  *event = (evrt_event_t)evrt__pub(h);
   return EVRT_SUCCESS;
 }
 
@@ -387,11 +389,12 @@ destroy_slow_start(evrt_event_t h) {
 evrt_status_t evrt_event_destroy(evrt_event_t h) {
   if (EVRT_UNLIKELY(!evrt__running()))
     return destroy_slow_start(h);
+  uint64_t r = evrt__raw((uintptr_t)h);
   struct evrt__event *e = (struct evrt__event *)evrt__table_slot(
-      &evrt__events, (uintptr_t)h, EVRT__EVENT_SLOT);
+      &evrt__events, r, EVRT__EVENT_SLOT);
   /* The CAS validates and kills at once: of racing destroys of one handle,
    * exactly one gets here. */
-  if (EVRT_UNLIKELY(!e || !evrt__table_kill_handle(&e->hdr, (uintptr_t)h)))
+  if (EVRT_UNLIKELY(!e || !evrt__table_kill_handle(&e->hdr, r)))
     return evrt__fail(EVRT_ERROR_INVALID_HANDLE,
                       "event %p is NULL, destroyed or not an event", (void *)h);
   /* seq_cst: the other half of the Dekker pair with lock holders.  Free
@@ -403,10 +406,13 @@ evrt_status_t evrt_event_destroy(evrt_event_t h) {
                     e->nr_waiters))
     return destroy_slow(e, lk);
   /* Pending items keep only (pointer, generation) pairs and re-check them,
-   * so the slot can be reused at once. */
-  if (EVRT_UNLIKELY(!evrt__table_give_cached(
-          EVRT__TAG_EVENT, evrt__live_after(evrt__dead_of((uintptr_t)h),
-                                            (uint32_t)(uintptr_t)h))))
+   * so the slot can be reused at once (unless its last generation died:
+   * destroy_release retires it). */
+  uint64_t dead = evrt__dead_of(r);
+  if (EVRT_UNLIKELY(evrt__dead_retired(dead) ||
+                    !evrt__table_give_cached(
+                        EVRT__TAG_EVENT,
+                        evrt__live_after(dead, (uint32_t)r))))
     return destroy_release(e);
   return EVRT_SUCCESS;
 }
@@ -565,7 +571,7 @@ query_slow(evrt_event_t h) {
     if (IS_IPC(e))
       return evrt__ipc_query(e);
     bool done;
-    if (latest_done_try(e, h, &done))
+    if (latest_done_try(e, evrt__raw((uintptr_t)h), &done))
       return done ? EVRT_SUCCESS : EVRT_NOT_READY;
     evrt__cpu_relax();
   }
@@ -576,10 +582,11 @@ evrt_status_t evrt_event_query(evrt_event_t h) {
    * a tail call, so the common one keeps everything in registers. */
   if (EVRT_UNLIKELY(!evrt__running()))
     return query_slow(h);
-  struct evrt__event *e = evrt__event_get(h);
+  uint64_t r = evrt__raw((uintptr_t)h);
+  struct evrt__event *e = evrt__event_get_raw(r);
   bool done;
   if (EVRT_UNLIKELY(!e) || IS_IPC(e) ||
-      EVRT_UNLIKELY(!latest_done_try(e, h, &done)))
+      EVRT_UNLIKELY(!latest_done_try(e, r, &done)))
     return query_slow(h);
   return done ? EVRT_SUCCESS : EVRT_NOT_READY;
 }

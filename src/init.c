@@ -42,6 +42,7 @@ evrt_status_t evrt__init_slow(void) {
       atexit(at_exit);
       atfork_installed = true;
     }
+    evrt__handles_init();
     evrt__table_init(&evrt__streams, sizeof(struct evrt__stream),
                      EVRT__TAG_STREAM, NULL);
     evrt__table_init(&evrt__events, EVRT__EVENT_SLOT, EVRT__TAG_EVENT,

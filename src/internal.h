@@ -157,8 +157,14 @@ static inline uint64_t evrt__thread_id(void) {
 }
 
 /* -------------------------------------------------------------- handles */
-/* Type-stable object slots.  Handle bits: [1:0] type tag, [31:2] index+1,
- * [63:32] slot generation (odd = live). */
+/* Type-stable object slots.  Raw handle bits: [1:0] type tag, [31:2]
+ * index+1, [63:32] slot generation (odd = live).  The value a caller sees
+ * is the raw handle XOR evrt__hkey, a key drawn at init (handle.c), so
+ * handle values differ from process to process: an integer guessed or kept
+ * from another run names nothing.  Everything inside the core (slot words,
+ * caches, ids) is raw; evrt__raw / evrt__pub convert at the API.  A slot
+ * whose generation would pass EVRT__GEN_LAST is retired, never reused, so
+ * a stale handle can never become valid again. */
 enum { EVRT__TAG_STREAM = 1, EVRT__TAG_EVENT = 2 };
 #define EVRT__CHUNK_SHIFT 10
 #define EVRT__CHUNK_SIZE (1u << EVRT__CHUNK_SHIFT)
@@ -194,6 +200,22 @@ static inline bool evrt__obj_live(struct evrt__obj *o) {
   /* acquire: a caller that finds the slot live sees its initialization */
   return (atomic_load_explicit(&o->hw, memory_order_acquire) >> 32) & 1u;
 }
+
+/* The per-process handle key (handle.c): its generation half is even, so
+ * NULL (raw = the key) names an even, never live, generation. */
+extern uint64_t evrt__hkey;
+static inline uint64_t evrt__raw(uintptr_t h) { return (uint64_t)h ^ evrt__hkey; }
+static inline uintptr_t evrt__pub(uint64_t raw) {
+  return (uintptr_t)(raw ^ evrt__hkey);
+}
+/* The last live generation a slot gets: a slot whose incarnation of this
+ * generation dies is retired (its dead word keeps EVRT__GEN_LAST + 1), so
+ * generations never wrap around and a stale handle never revalidates. */
+#define EVRT__GEN_LAST 0xfffffffdu
+static inline bool evrt__dead_retired(uint64_t dead) {
+  return (uint32_t)(dead >> 32) > EVRT__GEN_LAST;
+}
+void evrt__handles_init(void);
 
 /* Per-thread cache of free slots, so that a create/destroy pair on one
  * thread touches no shared free list (the only atomic read-modify-write
@@ -280,17 +302,18 @@ static inline void evrt__table_kill(struct evrt__obj *o) {
   uint64_t h = atomic_load_explicit(&o->hw, memory_order_relaxed);
   atomic_store_explicit(&o->hw, evrt__dead_of(h), memory_order_release);
 }
-/* Make the incarnation named by h dead if it is live: true for exactly one
- * of any number of racing callers with the same h.  seq_cst: the first half
- * of a Dekker pair (see evrt_event_destroy). */
-static inline bool evrt__table_kill_handle(struct evrt__obj *o, uintptr_t h) {
-  uint64_t want = h;
-  return atomic_compare_exchange_strong(&o->hw, &want, evrt__dead_of(h));
+/* Make the incarnation named by raw handle r dead if it is live: true for
+ * exactly one of any number of racing callers with the same r.  seq_cst:
+ * the first half of a Dekker pair (see evrt_event_destroy). */
+static inline bool evrt__table_kill_handle(struct evrt__obj *o, uint64_t r) {
+  uint64_t want = r;
+  return atomic_compare_exchange_strong(&o->hw, &want, evrt__dead_of(r));
 }
+/* The (public) handle of a live object. */
 static inline uintptr_t evrt__handle_of(const struct evrt__table *t,
                                         struct evrt__obj *o) {
   (void)t;
-  return (uintptr_t)atomic_load_explicit(&o->hw, memory_order_relaxed);
+  return evrt__pub(atomic_load_explicit(&o->hw, memory_order_relaxed));
 }
 /* The slot at index with a runtime or (inlined, constant) slot size. */
 static inline struct evrt__obj *evrt__table_at_sized(struct evrt__table *t,
@@ -317,11 +340,11 @@ static inline struct evrt__obj *evrt__table_at(struct evrt__table *t,
                                                uint32_t index) {
   return evrt__table_at_sized(t, index, t->obj_size);
 }
-/* The slot a handle names, live or not; NULL if out of range.  Index 0
+/* The slot a raw handle names, live or not; NULL if out of range.  Index 0
  * (a zero low half) wraps to 0xffffffff and fails the range check. */
 static inline struct evrt__obj *evrt__table_slot(struct evrt__table *t,
-                                                 uintptr_t h, size_t size) {
-  uint32_t idx = ((uint32_t)h >> 2) - 1u;
+                                                 uint64_t r, size_t size) {
+  uint32_t idx = ((uint32_t)r >> 2) - 1u;
   if (EVRT_UNLIKELY(idx >= EVRT__MAX_SLOTS))
     return NULL;
   return evrt__table_at_sized(t, idx, size);
@@ -331,11 +354,12 @@ static inline struct evrt__obj *evrt__table_slot(struct evrt__table *t,
  * handle; a dead one's can match no handle that passed the range check). */
 static inline struct evrt__obj *
 evrt__table_lookup_sized(struct evrt__table *t, uintptr_t h, size_t size) {
-  struct evrt__obj *o = evrt__table_slot(t, h, size);
+  uint64_t r = evrt__raw(h);
+  struct evrt__obj *o = evrt__table_slot(t, r, size);
   /* acquire: pairs with the release in evrt__table_publish, so the
    * object's initialization is visible to the caller */
   if (EVRT_UNLIKELY(!o || atomic_load_explicit(&o->hw, memory_order_acquire) !=
-                              (uint64_t)h))
+                              r))
     return NULL;
   return o;
 }
@@ -504,7 +528,7 @@ static inline uint64_t evrt__done(struct evrt__stream *s) {
  * load.  Relaxed: callers order it (plock, or an acquire load before it). */
 static inline bool evrt__stream_is(struct evrt__stream *s, evrt_stream_t h) {
   return atomic_load_explicit(&s->hdr.hw, memory_order_relaxed) ==
-         (uint64_t)(uintptr_t)h;
+         evrt__raw((uintptr_t)h);
 }
 
 /* src/stream.c */
@@ -585,6 +609,16 @@ extern struct evrt__table evrt__events;
 static inline struct evrt__event *evrt__event_get(evrt_event_t h) {
   return (struct evrt__event *)evrt__table_lookup_sized(
       &evrt__events, (uintptr_t)h, EVRT__EVENT_SLOT);
+}
+/* The same from a raw handle (evrt__raw): for a caller that compares the
+ * slot word with it again later. */
+static inline struct evrt__event *evrt__event_get_raw(uint64_t r) {
+  struct evrt__obj *o = evrt__table_slot(&evrt__events, r, EVRT__EVENT_SLOT);
+  /* acquire: as in evrt__table_lookup_sized */
+  if (EVRT_UNLIKELY(!o ||
+                    atomic_load_explicit(&o->hw, memory_order_acquire) != r))
+    return NULL;
+  return (struct evrt__event *)o;
 }
 /* The state every dead event slot is in (table init_slot). */
 void evrt__event_init_slot(struct evrt__obj *o);

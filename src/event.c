@@ -46,7 +46,9 @@
 
 
 void evrt__event_lock(struct evrt__event *e) {
-  for (unsigned n = 0;; n++) {
+  struct evrt__backoff b = {0};
+  EVRT__SPIN_HELD(1);
+  for (;;) {
     unsigned v = atomic_load_explicit(&e->lock, memory_order_relaxed);
     if (!(v & 1u) &&
         /* seq_cst, not just acquire: the holder's next read of the slot
@@ -55,10 +57,7 @@ void evrt__event_lock(struct evrt__event *e) {
                                               memory_order_seq_cst,
                                               memory_order_relaxed))
       break;
-    if (n < 64)
-      evrt__cpu_relax();
-    else
-      sched_yield();
+    evrt__backoff(&b);
   }
 }
 
@@ -66,34 +65,45 @@ void evrt__event_unlock(struct evrt__event *e) {
   /* We hold it: a plain store of the next (even) value releases it. */
   unsigned v = atomic_load_explicit(&e->lock, memory_order_relaxed);
   atomic_store_explicit(&e->lock, v + 1, memory_order_release);
+  EVRT__SPIN_HELD(-1);
 }
 
 /* A consistent snapshot of the latest generation. */
 struct gen {
   struct evrt__stream *src;
   uint64_t target;
-  uint64_t rec_no;
+  uint64_t rec_no; /* (full reads only) */
+  uint64_t ts;     /* (full reads only) */
 };
 
-static inline struct gen read_gen(struct evrt__event *e) {
-  struct gen g;
-  for (;;) {
-    unsigned s1 = atomic_load_explicit(&e->lock, memory_order_acquire);
-    if (EVRT_UNLIKELY(s1 & 1u)) {
-      evrt__cpu_relax();
-      continue;
-    }
-    g.src = (struct evrt__stream *)atomic_load_explicit(&e->src,
-                                                        memory_order_acquire);
-    g.target = atomic_load_explicit(&e->target, memory_order_acquire);
-    g.rec_no = atomic_load_explicit(&e->rec_no, memory_order_acquire);
-    if (EVRT_LIKELY(atomic_load_explicit(&e->lock, memory_order_relaxed) == s1))
-      return g;
+/* The seqlock reader, the only one: one attempt at a snapshot (src and
+ * target; with `full` also rec_no and ts), false if a writer held the lock
+ * or changed the fields meanwhile.  Inlined with a constant `full`, the
+ * query reads just the two words it needs. */
+static inline __attribute__((always_inline)) bool
+gen_try(struct evrt__event *e, struct gen *g, bool full) {
+  unsigned s1 = atomic_load_explicit(&e->lock, memory_order_acquire);
+  g->src = (struct evrt__stream *)atomic_load_explicit(&e->src,
+                                                       memory_order_acquire);
+  g->target = atomic_load_explicit(&e->target, memory_order_acquire);
+  if (full) {
+    g->rec_no = atomic_load_explicit(&e->rec_no, memory_order_acquire);
+    g->ts = atomic_load_explicit(&e->ts, memory_order_acquire);
   }
+  /* One test for "held" (odd) and "changed" */
+  return EVRT_LIKELY(atomic_load_explicit(&e->lock, memory_order_relaxed) ==
+                     (s1 & ~1u));
 }
 
-/* Is the latest generation complete?  The seqlock read of query: only src
- * and target. */
+/* A full snapshot, retrying with back-off while a writer holds the lock. */
+static __attribute__((noinline)) struct gen read_gen(struct evrt__event *e) {
+  struct gen g;
+  struct evrt__backoff b = {0};
+  while (!gen_try(e, &g, true))
+    evrt__backoff(&b);
+  return g;
+}
+
 /* Is the slot word still raw handle r?  After acquire loads of the event's
  * fields: true means they were r's (see the top of the file). */
 static inline bool still_raw(struct evrt__event *e, uint64_t r) {
@@ -103,16 +113,14 @@ static inline bool still(struct evrt__event *e, evrt_event_t h) {
   return still_raw(e, evrt__raw((uintptr_t)h));
 }
 
+/* Query's read: is the latest generation of r complete?  False if the
+ * snapshot failed or r is no longer live (the caller retries, or fails). */
 static inline __attribute__((always_inline)) bool
 latest_done_try(struct evrt__event *e, uint64_t r, bool *done) {
-  unsigned s1 = atomic_load_explicit(&e->lock, memory_order_acquire);
-  uintptr_t src = atomic_load_explicit(&e->src, memory_order_acquire);
-  uint64_t target = atomic_load_explicit(&e->target, memory_order_acquire);
-  /* One test for "held" (odd) and "changed" */
-  if (EVRT_UNLIKELY(atomic_load_explicit(&e->lock, memory_order_relaxed) !=
-                    (s1 & ~1u)))
+  struct gen g;
+  if (EVRT_UNLIKELY(!gen_try(e, &g, false)))
     return false;
-  *done = !src || evrt__done((struct evrt__stream *)src) >= target;
+  *done = !g.src || evrt__done(g.src) >= g.target;
   /* after the (acquire) loads above: the generation was r's */
   return EVRT_LIKELY(still_raw(e, r));
 }
@@ -182,12 +190,70 @@ static uint32_t wrec_prune(struct evrt__event *e) {
   return j;
 }
 
+/*
+ * Memory for a writer section, got off the lock.  The event lock is a spin
+ * lock, so nothing under it may call malloc or free (either may enter the
+ * kernel, and every thread waiting for the lock would spin meanwhile).  A
+ * writer that finds it needs memory (a work item when the stream's recycle
+ * list is empty, a larger wait-record buffer) gives everything back,
+ * unlocks, allocates here, and starts over; what it did not use, or what
+ * it replaced, is freed after the final unlock (offlock_done).
+ */
+struct offlock {
+  struct evrt__item *it;      /* a work item for the section */
+  struct evrt__waitrec *wbuf; /* a wait-record buffer of wcap entries */
+  uint32_t wcap;
+  uint32_t wwant;             /* entries the section asked for (0: none) */
+  bool want_item;
+  struct evrt__waitrec *wold; /* a buffer the section replaced */
+};
+
+/* Off the lock: get what the last try asked for.  False: no memory. */
+static bool offlock_get(struct offlock *ol, struct evrt__stream *s) {
+  if (ol->want_item && !ol->it && !(ol->it = evrt__item_new(s)))
+    return false;
+  ol->want_item = false;
+  if (ol->wwant) {
+    evrt__free(ol->wbuf);
+    ol->wbuf = evrt__malloc((size_t)ol->wwant * sizeof *ol->wbuf);
+    ol->wcap = ol->wbuf ? ol->wwant : 0;
+    ol->wwant = 0;
+    if (!ol->wbuf)
+      return false;
+  }
+  return true;
+}
+
+/* After the final unlock: give back what was not used. */
+static void offlock_done(struct offlock *ol, struct evrt__stream *s) {
+  if (ol->it)
+    evrt__item_discard(s, ol->it);
+  evrt__free(ol->wbuf);
+  evrt__free(ol->wold);
+}
+
+/* Under the event lock: a work item for s from its recycle list or ol,
+ * or NULL, and then ol asks for one. */
+static struct evrt__item *offlock_item(struct offlock *ol,
+                                       struct evrt__stream *s) {
+  struct evrt__item *it = ol->it;
+  if (it) {
+    ol->it = NULL;
+    return it;
+  }
+  if (!(it = evrt__item_take(s)))
+    ol->want_item = true;
+  return it;
+}
+
 /* Under the event lock: room for `extra` more wait records.  Reserved before
  * anything changes, so that running out of memory changes nothing.  Passed
  * waits are dropped before the buffer grows, so it is bounded by the waits
  * still pending (an event recorded once and waited on for ever, with
- * nobody asking its wait status, would otherwise keep every wait). */
-static bool wrec_reserve(struct evrt__event *e, uint32_t extra) {
+ * nobody asking its wait status, would otherwise keep every wait).  False:
+ * ol asks for a larger buffer (wwant; UINT32_MAX entries: impossible). */
+static bool wrec_reserve(struct evrt__event *e, uint32_t extra,
+                         struct offlock *ol) {
   if (EVRT_LIKELY(e->capwrec - e->nwrec >= extra))
     return true;
   if (e->capwrec - wrec_prune(e) >= extra)
@@ -197,16 +263,21 @@ static bool wrec_reserve(struct evrt__event *e, uint32_t extra) {
     cap = 8;
   while (cap < (uint64_t)e->nwrec + extra)
     cap *= 2;
-  if (cap > UINT32_MAX)
+  if (cap >= UINT32_MAX) {
+    ol->wwant = UINT32_MAX;
     return false;
-  struct evrt__waitrec *n = evrt__malloc(cap * sizeof *n);
-  if (!n)
+  }
+  if (!ol->wbuf || ol->wcap < cap) {
+    ol->wwant = (uint32_t)cap;
     return false;
+  }
   if (e->nwrec)
-    memcpy(n, e->wrec, e->nwrec * sizeof *n);
-  evrt__free(e->wrec);
-  e->wrec = n;
-  e->capwrec = (uint32_t)cap;
+    memcpy(ol->wbuf, e->wrec, e->nwrec * sizeof *ol->wbuf);
+  ol->wold = e->wrec;
+  e->wrec = ol->wbuf;
+  e->capwrec = ol->wcap;
+  ol->wbuf = NULL;
+  ol->wcap = 0;
   return true;
 }
 
@@ -368,12 +439,13 @@ destroy_slow(struct evrt__event *e, unsigned lk) {
   atomic_store_explicit(&e->rec_no, 0, memory_order_release);
   atomic_store_explicit(&e->ts, 0, memory_order_release);
   atomic_store_explicit(&e->rec_thread, 0, memory_order_release);
-  evrt__free(e->wrec); /* wait records end with the incarnation */
+  struct evrt__waitrec *wrec = e->wrec; /* end with the incarnation */
   e->wrec = NULL;
   e->nwrec = e->capwrec = 0;
   atomic_store_explicit(&e->imported, false, memory_order_release);
   if (lock)
     evrt__event_unlock(e);
+  evrt__free(wrec); /* (not under the spin lock: free may trim) */
   if (ipc)
     evrt__ipc_close(e); /* leaves e->ipc NULL */
   resume_list(nr);
@@ -419,12 +491,15 @@ evrt_status_t evrt_event_destroy(evrt_event_t h) {
 
 /* Interprocess record and wait (src/ipc.c) push without a handle: pin the
  * stream across them, so that a destroy racing the call waits for its
- * item to be linked (or finds the stream pinned by nobody). */
+ * item to be linked (or finds the stream pinned by nobody).  Their push
+ * only links (ipc.c pushes under the event lock): the stream is scheduled
+ * here, once no spin lock is held. */
 static __attribute__((noinline)) evrt_status_t
 ipc_record(struct evrt__event *e, struct evrt__stream *s, evrt_stream_t sh) {
   if (!evrt__stream_pin(s, sh))
     return stream_gone(sh);
   evrt_status_t st = evrt__ipc_record(e, s);
+  evrt__stream_schedule(s);
   evrt__stream_unpin(s);
   return st;
 }
@@ -434,8 +509,31 @@ ipc_wait(struct evrt__event *e, struct evrt__stream *s, evrt_stream_t sh,
   if (!evrt__stream_pin(s, sh))
     return stream_gone(sh);
   evrt_status_t st = evrt__ipc_wait(e, s, timeout_ns);
+  evrt__stream_schedule(s);
   evrt__stream_unpin(s);
   return st;
+}
+
+/* Record's failures once the lock is released: a stream destroyed during
+ * the call is the error, whatever else went wrong with it. */
+static __attribute__((cold, noinline)) evrt_status_t
+record_failed(evrt_status_t st, struct evrt__stream *s, evrt_stream_t sh,
+              int dev, int sdev) {
+  if (!evrt__stream_is(s, sh))
+    return stream_gone(sh);
+  if (st == EVRT_ERROR_DEVICE_MISMATCH)
+    return evrt__fail(st,
+                      "event device %d does not match recording stream's "
+                      "device %d",
+                      dev, sdev);
+  if (st == EVRT_ERROR_EVENT_LIMIT)
+    return evrt__fail(st,
+                      "device %d has no free event resource (limit %u); "
+                      "destroy or reset events",
+                      sdev, atomic_load(&evrt__devices[sdev].ev_limit));
+  return evrt__fail(EVRT_ERROR_OUT_OF_MEMORY,
+                    "cannot allocate the record item or track the waits "
+                    "bound to this record");
 }
 
 evrt_status_t evrt_event_record(evrt_event_t eh, evrt_stream_t sh) {
@@ -450,92 +548,93 @@ evrt_status_t evrt_event_record(evrt_event_t eh, evrt_stream_t sh) {
   struct evrt__item *nr = NULL;
   bool timing = flags_of(e) & EVRT_EVENT_TIMING;
   bool tracing = EVRT_TRACING();
+  struct offlock ol = {0};
+  uint64_t rec_no, target, ts;
+  int dev, sdev;
 
-  evrt__event_lock(e);
-  if (EVRT_UNLIKELY(!same_incarnation(e, eh))) {
-    evrt__event_unlock(e);
-    return evrt__fail(EVRT_ERROR_INVALID_HANDLE, "event %p destroyed",
-                      (void *)eh);
-  }
-  int dev = atomic_load_explicit(&e->device, memory_order_relaxed);
-  /* acquire: a stream destroyed and recycled meanwhile is found dead below
-   * (evrt__stream_is after this load) */
-  int sdev = atomic_load_explicit(&s->device, memory_order_acquire);
-  if (EVRT_UNLIKELY(dev >= 0 && dev != sdev)) {
-    evrt__event_unlock(e);
-    if (!evrt__stream_is(s, sh))
-      return stream_gone(sh);
-    return evrt__fail(EVRT_ERROR_DEVICE_MISMATCH,
-                      "event device %d does not match recording stream's "
-                      "device %d",
-                      dev, sdev);
-  }
-  bool took = false;
-  if (!e->has_resource && !(flags_of(e) & EVRT_EVENT_NO_LIMIT)) {
-    if (EVRT_UNLIKELY(!evrt__event_resource_take(sdev))) {
+  for (;;) { /* once, unless memory must be got off the lock */
+    evrt__event_lock(e);
+    if (EVRT_UNLIKELY(!same_incarnation(e, eh))) {
       evrt__event_unlock(e);
-      if (!evrt__stream_is(s, sh))
-        return stream_gone(sh);
-      return evrt__fail(EVRT_ERROR_EVENT_LIMIT,
-                        "device %d has no free event resource (limit %u); "
-                        "destroy or reset events",
-                        sdev, atomic_load(&evrt__devices[sdev].ev_limit));
+      offlock_done(&ol, s);
+      return event_gone(eh);
     }
-    took = true;
-  }
-  /* Legacy waits queued on the event bind to this record and count as its
-   * waiters: make room for them first. */
-  uint32_t nnr = 0;
-  for (struct evrt__item *w = e->nr_waiters; w; w = w->u.ev.wnext)
-    nnr++;
-  if (EVRT_UNLIKELY(nnr) && !wrec_reserve(e, nnr)) {
-    if (took)
-      evrt__event_resource_give(sdev);
-    evrt__event_unlock(e);
-    return evrt__fail(EVRT_ERROR_OUT_OF_MEMORY,
-                      "cannot track the waits bound to this record");
-  }
-  uint64_t rec_no = atomic_load_explicit(&e->rec_no, memory_order_relaxed) + 1;
-  uint64_t enq = atomic_load_explicit(&s->enq_seq, memory_order_acquire);
-  bool idle = evrt__done(s) >= enq;
-  uint64_t target = enq, ts = 0;
-  bool gone = false;
-  if (!idle && (timing || tracing)) {
-    /* The timestamp (or the trace marker) must be taken when the stream
-     * reaches the record: that needs an item. */
-    it = evrt__item_new(s);
-    if (EVRT_UNLIKELY(!it)) {
+    dev = atomic_load_explicit(&e->device, memory_order_relaxed);
+    /* acquire: a stream destroyed and recycled meanwhile is found dead by
+     * evrt__stream_is after this load */
+    sdev = atomic_load_explicit(&s->device, memory_order_acquire);
+    st = EVRT_SUCCESS;
+    bool took = false;
+    if (EVRT_UNLIKELY(dev >= 0 && dev != sdev)) {
+      st = EVRT_ERROR_DEVICE_MISMATCH;
+    } else if (!e->has_resource && !(flags_of(e) & EVRT_EVENT_NO_LIMIT)) {
+      if (EVRT_UNLIKELY(!evrt__event_resource_take(sdev)))
+        st = EVRT_ERROR_EVENT_LIMIT;
+      else
+        took = true;
+    }
+    /* Legacy waits queued on the event bind to this record and count as
+     * its waiters: make room for them first. */
+    uint32_t nnr = 0;
+    for (struct evrt__item *w = e->nr_waiters; w; w = w->u.ev.wnext)
+      nnr++;
+    bool more = false; /* memory to get off the lock */
+    if (!st && EVRT_UNLIKELY(nnr) && !wrec_reserve(e, nnr, &ol))
+      more = true;
+    rec_no = atomic_load_explicit(&e->rec_no, memory_order_relaxed) + 1;
+    uint64_t enq = atomic_load_explicit(&s->enq_seq, memory_order_acquire);
+    bool idle = evrt__done(s) >= enq;
+    target = enq;
+    ts = 0;
+    bool gone = false;
+    if (st || more) {
+      /* (nothing more to do under the lock) */
+    } else if (!idle && (timing || tracing)) {
+      /* The timestamp (or the trace marker) must be taken when the stream
+       * reaches the record: that needs an item. */
+      it = offlock_item(&ol, s);
+      if (EVRT_UNLIKELY(!it)) {
+        more = true;
+      } else {
+        it->kind = EVRT__ITEM_RECORD;
+        it->u.ev.ipc = NULL;
+        it->u.ev.ev = e;
+        it->u.ev.ev_gen = evrt__obj_gen(&e->hdr);
+        it->u.ev.rec_no = rec_no;
+        it->u.ev.ev_id = atomic_load_explicit(&e->id, memory_order_relaxed);
+        target = evrt__stream_link_live(s, sh, it);
+        if (!target) { /* (a linked item's seq is >= 1) */
+          gone = true;
+          ol.it = it; /* not linked: given back after the unlock */
+          it = NULL;
+        }
+      }
+    } else if (EVRT_UNLIKELY(!evrt__stream_is(s, sh))) {
+      /* (after the acquire load of enq_seq: enq was this incarnation's) */
+      gone = true;
+    } else if (timing) {
+      ts = evrt__backend->timestamp(sdev);
+    }
+    if (EVRT_UNLIKELY(st || more || gone)) {
+      /* Nothing happened: undo, unlock, and fail or get memory and retry. */
       if (took)
         evrt__event_resource_give(sdev);
       evrt__event_unlock(e);
-      return evrt__fail(EVRT_ERROR_OUT_OF_MEMORY,
-                        "cannot allocate the record item");
+      if (gone) {
+        offlock_done(&ol, s);
+        return stream_gone(sh);
+      }
+      if (st || !offlock_get(&ol, s)) {
+        offlock_done(&ol, s);
+        return record_failed(st ? st : EVRT_ERROR_OUT_OF_MEMORY, s, sh, dev,
+                             sdev);
+      }
+      continue;
     }
-    it->kind = EVRT__ITEM_RECORD;
-    it->u.ev.ipc = NULL;
-    it->u.ev.ev = e;
-    it->u.ev.ev_gen = evrt__obj_gen(&e->hdr);
-    it->u.ev.rec_no = rec_no;
-    it->u.ev.ev_id = atomic_load_explicit(&e->id, memory_order_relaxed);
-    target = evrt__stream_push_live(s, sh, it);
-    gone = target == 0; /* (a pushed item's seq is >= 1) */
-  } else if (EVRT_UNLIKELY(!evrt__stream_is(s, sh))) {
-    /* (after the acquire load of enq_seq: enq was this incarnation's) */
-    gone = true;
-  } else if (timing) {
-    ts = evrt__backend->timestamp(sdev);
-  }
-  if (EVRT_UNLIKELY(gone)) {
-    /* The stream was destroyed during the call: nothing happened. */
-    if (it)
-      evrt__free(it);
     if (took)
-      evrt__event_resource_give(sdev);
-    evrt__event_unlock(e);
-    return stream_gone(sh);
+      e->has_resource = true;
+    break;
   }
-  if (took)
-    e->has_resource = true;
   if (dev < 0)
     atomic_store_explicit(&e->device, sdev, memory_order_release);
   atomic_store_explicit(&e->src, (uintptr_t)s, memory_order_release);
@@ -555,8 +654,15 @@ evrt_status_t evrt_event_record(evrt_event_t eh, evrt_stream_t sh) {
     wrec_add(e, w->owner, w->seq);
   }
   evrt__event_unlock(e);
+  /* With no spin lock held: queue the stream if the record item made an
+   * idle one runnable (pool mutex, maybe a futex wake). */
+  if (it)
+    evrt__stream_schedule(s);
+  offlock_done(&ol, s);
   if (EVRT_UNLIKELY(tracing) && !it)
-    evrt__trace_record(s->device, s->id, e->id, rec_no, evrt__now_ns());
+    evrt__trace_record(sdev, atomic_load_explicit(&s->id, memory_order_relaxed),
+                       atomic_load_explicit(&e->id, memory_order_relaxed),
+                       rec_no, evrt__now_ns());
   resume_list(nr);
   return EVRT_SUCCESS;
 }
@@ -564,6 +670,7 @@ evrt_status_t evrt_event_record(evrt_event_t eh, evrt_stream_t sh) {
 static __attribute__((cold, noinline)) evrt_status_t
 query_slow(evrt_event_t h) {
   struct evrt__event *e = NULL;
+  struct evrt__backoff b = {0};
   for (;;) {
     evrt_status_t st = get_event(h, &e); /* fails once h is dead */
     if (st)
@@ -573,7 +680,7 @@ query_slow(evrt_event_t h) {
     bool done;
     if (latest_done_try(e, evrt__raw((uintptr_t)h), &done))
       return done ? EVRT_SUCCESS : EVRT_NOT_READY;
-    evrt__cpu_relax();
+    evrt__backoff(&b);
   }
 }
 
@@ -623,7 +730,9 @@ evrt_status_t evrt_event_synchronize_timeout(evrt_event_t h,
     return st;
   if (IS_IPC(e))
     return evrt__ipc_sync(e, timeout_ns);
-  struct gen g = read_gen(e);
+  struct gen g;
+  if (EVRT_UNLIKELY(!gen_try(e, &g, true))) /* the loop out of line */
+    g = read_gen(e);
   bool done = gen_done(&g);
   /* after read_gen's acquire loads: g was h's generation */
   if (EVRT_UNLIKELY(!still(e, h)))
@@ -658,70 +767,94 @@ static evrt_status_t stream_wait(evrt_stream_t sh, evrt_event_t eh,
     return st;
   if (IS_IPC(e))
     return ipc_wait(e, s, sh, timeout_ns);
-  evrt__event_lock(e);
-  if (EVRT_UNLIKELY(!same_incarnation(e, eh))) {
-    evrt__event_unlock(e);
-    return evrt__fail(EVRT_ERROR_INVALID_HANDLE, "event %p destroyed",
-                      (void *)eh);
-  }
-  struct gen g;
-  g.src = (struct evrt__stream *)atomic_load_explicit(&e->src,
-                                                      memory_order_relaxed);
-  g.target = atomic_load_explicit(&e->target, memory_order_relaxed);
-  g.rec_no = atomic_load_explicit(&e->rec_no, memory_order_relaxed);
-  bool next_record = !g.src && (flags_of(e) & EVRT_EVENT_WAIT_NEXT_RECORD);
-  if (!g.src && !next_record) {
-    /* Rule 2: a never-recorded (or reset) event is an empty dependency. */
-    /* (No trace slice: the stream may be busy right now, and a slice
-     * stamped at this call would overlap the item it is running.) */
-    evrt__event_unlock(e);
-    return EVRT_SUCCESS;
-  }
-  if (!next_record && gen_done(&g) &&
-      evrt__done(s) >= atomic_load_explicit(&s->enq_seq, memory_order_acquire)) {
-    /* Satisfied already and the waiting stream is idle: it has passed the
-     * wait the moment it was made.  No item, no wake-up.  (The stream's
-     * counters were its own if its handle is still live after them.) */
-    evrt__event_unlock(e);
-    if (EVRT_UNLIKELY(!evrt__stream_is(s, sh)))
-      return stream_gone(sh);
-    if (EVRT_TRACING())
-      trace_skipped_wait(s, e, &g);
-    return EVRT_SUCCESS;
-  }
-  struct evrt__item *it = NULL;
-  if (EVRT_UNLIKELY(!next_record && !wrec_reserve(e, 1)) ||
-      EVRT_UNLIKELY(!(it = evrt__item_new(s)))) {
-    evrt__event_unlock(e);
-    return evrt__fail(EVRT_ERROR_OUT_OF_MEMORY, "cannot allocate the wait item");
-  }
-  it->kind = EVRT__ITEM_WAIT;
-  it->dep_kind = next_record ? EVRT__DEP_NEXT_RECORD : EVRT__DEP_STREAM;
-  it->u.ev.ev = e;
-  it->u.ev.ev_gen = evrt__obj_gen(&e->hdr);
-  it->u.ev.ev_id = atomic_load_explicit(&e->id, memory_order_relaxed);
-  it->u.ev.rec_no = next_record ? 0 : g.rec_no;
-  it->u.ev.src = g.src;
-  it->u.ev.target = g.target;
-  it->u.ev.wnext = NULL;
-  /* The deadline is set relative to the enqueue (ACL's wait timeout). */
-  it->deadline =
+  /* The deadline is set relative to the enqueue (ACL's wait timeout); the
+   * clock is read before the lock. */
+  uint64_t deadline =
       timeout_ns >= 0
           ? evrt__deadline_after(evrt__now_ns(), (uint64_t)timeout_ns)
           : 0;
-  uint64_t seq = evrt__stream_push_live(s, sh, it);
-  if (EVRT_UNLIKELY(!seq)) {
-    /* destroyed during the call: nothing linked (the reserved wait record
-     * room stays, unused) */
-    evrt__event_unlock(e);
-    evrt__free(it);
-    return stream_gone(sh);
+  struct offlock ol = {0};
+  struct evrt__item *it = NULL;
+  struct gen g;
+  bool next_record;
+  uint64_t seq;
+  for (;;) { /* once, unless memory must be got off the lock */
+    evrt__event_lock(e);
+    if (EVRT_UNLIKELY(!same_incarnation(e, eh))) {
+      evrt__event_unlock(e);
+      offlock_done(&ol, s);
+      return event_gone(eh);
+    }
+    g.src = (struct evrt__stream *)atomic_load_explicit(&e->src,
+                                                        memory_order_relaxed);
+    g.target = atomic_load_explicit(&e->target, memory_order_relaxed);
+    g.rec_no = atomic_load_explicit(&e->rec_no, memory_order_relaxed);
+    next_record = !g.src && (flags_of(e) & EVRT_EVENT_WAIT_NEXT_RECORD);
+    if (!g.src && !next_record) {
+      /* Rule 2: a never-recorded (or reset) event is an empty dependency. */
+      /* (No trace slice: the stream may be busy right now, and a slice
+       * stamped at this call would overlap the item it is running.) */
+      evrt__event_unlock(e);
+      offlock_done(&ol, s);
+      return EVRT_SUCCESS;
+    }
+    if (!next_record && gen_done(&g) &&
+        evrt__done(s) >=
+            atomic_load_explicit(&s->enq_seq, memory_order_acquire)) {
+      /* Satisfied already and the waiting stream is idle: it has passed the
+       * wait the moment it was made.  No item, no wake-up.  (The stream's
+       * counters were its own if its handle is still live after them.) */
+      evrt__event_unlock(e);
+      offlock_done(&ol, s);
+      if (EVRT_UNLIKELY(!evrt__stream_is(s, sh)))
+        return stream_gone(sh);
+      if (EVRT_TRACING())
+        trace_skipped_wait(s, e, &g);
+      return EVRT_SUCCESS;
+    }
+    if (EVRT_UNLIKELY(!next_record && !wrec_reserve(e, 1, &ol)) ||
+        EVRT_UNLIKELY(!(it = offlock_item(&ol, s)))) {
+      evrt__event_unlock(e);
+      if (!offlock_get(&ol, s)) {
+        offlock_done(&ol, s);
+        return evrt__fail(EVRT_ERROR_OUT_OF_MEMORY,
+                          "cannot allocate the wait item");
+      }
+      continue;
+    }
+    it->kind = EVRT__ITEM_WAIT;
+    it->dep_kind = next_record ? EVRT__DEP_NEXT_RECORD : EVRT__DEP_STREAM;
+    it->u.ev.ev = e;
+    it->u.ev.ev_gen = evrt__obj_gen(&e->hdr);
+    it->u.ev.ev_id = atomic_load_explicit(&e->id, memory_order_relaxed);
+    it->u.ev.rec_no = next_record ? 0 : g.rec_no;
+    it->u.ev.src = g.src;
+    it->u.ev.target = g.target;
+    it->u.ev.wnext = NULL;
+    it->deadline = deadline;
+    seq = evrt__stream_link_live(s, sh, it);
+    if (EVRT_UNLIKELY(!seq)) {
+      /* destroyed during the call: nothing linked (the reserved wait
+       * record room stays, unused) */
+      evrt__event_unlock(e);
+      ol.it = it;
+      offlock_done(&ol, s);
+      return stream_gone(sh);
+    }
+    break;
   }
   if (!next_record)
     wrec_add(e, s, seq); /* a wait task of the latest generation */
   evrt__event_unlock(e);
+  /* no spin lock held: queue the stream if it was idle */
+  evrt__stream_schedule(s);
+  offlock_done(&ol, s);
   if (EVRT_TRACING() && !next_record)
-    evrt__trace_wait_bind(s->device, s->id, e->id, g.rec_no, evrt__now_ns());
+    evrt__trace_wait_bind(atomic_load_explicit(&s->device,
+                                               memory_order_relaxed),
+                          atomic_load_explicit(&s->id, memory_order_relaxed),
+                          atomic_load_explicit(&e->id, memory_order_relaxed),
+                          g.rec_no, evrt__now_ns());
   return EVRT_SUCCESS;
 }
 
@@ -742,21 +875,8 @@ static evrt_status_t timing_of(struct evrt__event *e, evrt_event_t h,
   if (!(flags_of(e) & EVRT_EVENT_TIMING))
     return evrt__fail(EVRT_ERROR_TIMING_DISABLED,
                       "%s event was created without EVRT_EVENT_TIMING", which);
-  uint64_t t;
-  struct gen g;
-  for (;;) {
-    unsigned s1 = atomic_load_explicit(&e->lock, memory_order_acquire);
-    if (s1 & 1u) {
-      evrt__cpu_relax();
-      continue;
-    }
-    g.src = (struct evrt__stream *)atomic_load_explicit(&e->src,
-                                                        memory_order_acquire);
-    g.target = atomic_load_explicit(&e->target, memory_order_acquire);
-    t = atomic_load_explicit(&e->ts, memory_order_acquire);
-    if (atomic_load_explicit(&e->lock, memory_order_relaxed) == s1)
-      break;
-  }
+  struct gen g = read_gen(e);
+  uint64_t t = g.ts;
   if (EVRT_UNLIKELY(!still(e, h)))
     return event_gone(h);
   if (!g.src)
@@ -836,34 +956,47 @@ evrt_status_t evrt_event_reset(evrt_event_t eh, evrt_stream_t sh) {
   if (IS_IPC(e))
     return evrt__fail(EVRT_ERROR_NOT_SUPPORTED,
                       "interprocess events cannot be reset");
-  evrt__event_lock(e);
-  if (!same_incarnation(e, eh)) {
-    evrt__event_unlock(e);
-    return evrt__fail(EVRT_ERROR_INVALID_HANDLE, "event %p destroyed",
-                      (void *)eh);
-  }
-  uint64_t rec_no = atomic_load_explicit(&e->rec_no, memory_order_relaxed);
-  if (rec_no == 0) {
-    evrt__event_unlock(e);
-    return evrt__fail(EVRT_ERROR_NOT_RECORDED,
-                      "reset of an event that was never recorded");
-  }
-  struct evrt__item *it = evrt__item_new(s);
-  if (!it) {
-    evrt__event_unlock(e);
-    return evrt__fail(EVRT_ERROR_OUT_OF_MEMORY, "cannot allocate the reset item");
-  }
-  it->kind = EVRT__ITEM_RESET;
-  it->u.ev.ev = e;
-  it->u.ev.ev_gen = evrt__obj_gen(&e->hdr);
-  it->u.ev.rec_no = rec_no;
-  it->u.ev.ev_id = atomic_load_explicit(&e->id, memory_order_relaxed);
-  if (EVRT_UNLIKELY(!evrt__stream_push_live(s, sh, it))) {
-    evrt__event_unlock(e);
-    evrt__free(it);
-    return stream_gone(sh);
+  struct offlock ol = {0};
+  struct evrt__item *it;
+  for (;;) { /* once, unless the item must be allocated off the lock */
+    evrt__event_lock(e);
+    if (!same_incarnation(e, eh)) {
+      evrt__event_unlock(e);
+      offlock_done(&ol, s);
+      return event_gone(eh);
+    }
+    uint64_t rec_no = atomic_load_explicit(&e->rec_no, memory_order_relaxed);
+    if (rec_no == 0) {
+      evrt__event_unlock(e);
+      offlock_done(&ol, s);
+      return evrt__fail(EVRT_ERROR_NOT_RECORDED,
+                        "reset of an event that was never recorded");
+    }
+    if (!(it = offlock_item(&ol, s))) {
+      evrt__event_unlock(e);
+      if (!offlock_get(&ol, s)) {
+        offlock_done(&ol, s);
+        return evrt__fail(EVRT_ERROR_OUT_OF_MEMORY,
+                          "cannot allocate the reset item");
+      }
+      continue;
+    }
+    it->kind = EVRT__ITEM_RESET;
+    it->u.ev.ev = e;
+    it->u.ev.ev_gen = evrt__obj_gen(&e->hdr);
+    it->u.ev.rec_no = rec_no;
+    it->u.ev.ev_id = atomic_load_explicit(&e->id, memory_order_relaxed);
+    if (EVRT_UNLIKELY(!evrt__stream_link_live(s, sh, it))) {
+      evrt__event_unlock(e);
+      ol.it = it;
+      offlock_done(&ol, s);
+      return stream_gone(sh);
+    }
+    break;
   }
   evrt__event_unlock(e);
+  evrt__stream_schedule(s); /* no spin lock held */
+  offlock_done(&ol, s);
   return EVRT_SUCCESS;
 }
 
@@ -1000,7 +1133,9 @@ void evrt__event_exec_reset(struct evrt__item *it) {
 
 bool evrt__event_bind_next_record(struct evrt__item *it, bool first) {
   struct evrt__event *e = it->u.ev.ev;
-  bool bound = true;
+  bool bound = true, tried = false;
+  struct offlock ol = {0};
+again:
   evrt__event_lock(e);
   if (!first) {
     /* Still queued on the event?  A record or destroy takes us off the list
@@ -1017,13 +1152,21 @@ bool evrt__event_bind_next_record(struct evrt__item *it, bool first) {
     struct evrt__stream *src = (struct evrt__stream *)atomic_load_explicit(
         &e->src, memory_order_relaxed);
     if (src) {
-      /* Recorded since the wait was enqueued: bind to the latest record. */
+      /* Recorded since the wait was enqueued: bind to the latest record,
+       * counted for the wait status if there is memory for it (a worker
+       * cannot fail the call that enqueued the wait any more; the buffer
+       * is allocated off the lock, then the binding is looked at again). */
+      bool room = wrec_reserve(e, 1, &ol);
+      if (!room && !tried) {
+        evrt__event_unlock(e);
+        tried = true;
+        offlock_get(&ol, it->owner); /* (no memory: counted without) */
+        goto again;
+      }
       it->u.ev.src = src;
       it->u.ev.target = atomic_load_explicit(&e->target, memory_order_relaxed);
       it->u.ev.rec_no = atomic_load_explicit(&e->rec_no, memory_order_relaxed);
-      /* Counted for the wait status if there is memory for it (a worker
-       * cannot fail the call that enqueued the wait any more). */
-      if (wrec_reserve(e, 1))
+      if (room)
         wrec_add(e, it->owner, it->seq);
     } else {
       it->u.ev.wnext = e->nr_waiters;
@@ -1032,5 +1175,6 @@ bool evrt__event_bind_next_record(struct evrt__item *it, bool first) {
     }
   }
   evrt__event_unlock(e);
+  offlock_done(&ol, it->owner);
   return bound;
 }

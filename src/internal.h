@@ -98,12 +98,61 @@ static inline void evrt__cpu_relax(void) {
   __asm__ __volatile__("yield");
 #endif
 }
-/* Tiny lock for short critical sections (spin briefly, then yield). */
+/*
+ * Back-off, for every wait of the core on another thread's short critical
+ * section (spin locks, the event seqlock, wlock, destroy's wait for pins):
+ * the caller re-checks what it waits for between calls.  64 pauses (a
+ * holder on another CPU is about to finish), then sched_yield (a holder
+ * preempted on this CPU runs), then, past EVRT__BACKOFF_YIELDS rounds, a
+ * 50 us sleep per round (a holder that is not running at all, stopped or
+ * starved, costs the waiter nothing).  The waits that may last long
+ * (host synchronize, idle workers) spin for a bounded time and then park
+ * on a futex instead (wait.c, pool.c).
+ *
+ * No system call is ever made while holding one of these spin-locked
+ * sections (a holder in a system call makes every waiter spin): work that
+ * needs one (scheduling a stream, malloc, free) is collected and done after
+ * the unlock.
+ */
+/* The white-box build (evrt_static, EVRT_CHECK_SPIN) counts the spin
+ * locks each thread holds and records every system call made by the core
+ * while one is held (evrt__test_spin_violations); the shared library
+ * compiles these to nothing. */
+#ifdef EVRT_CHECK_SPIN
+extern EVRT_TLS unsigned evrt__tls_spins_held;
+void evrt__spin_violation(const char *what);
+#define EVRT__SPIN_HELD(d) ((void)(evrt__tls_spins_held += (unsigned)(d)))
+#define EVRT__NO_SPIN_HELD(what)                                               \
+  do {                                                                         \
+    if (EVRT_UNLIKELY(evrt__tls_spins_held))                                   \
+      evrt__spin_violation(what);                                              \
+  } while (0)
+#else
+#define EVRT__SPIN_HELD(d) ((void)0)
+#define EVRT__NO_SPIN_HELD(what) ((void)0)
+#endif
+#define EVRT__BACKOFF_PAUSES 64u
+#define EVRT__BACKOFF_YIELDS 1000u
+struct evrt__backoff {
+  unsigned n;
+};
+void evrt__backoff_slow(struct evrt__backoff *b);
+static inline void evrt__backoff(struct evrt__backoff *b) {
+  if (EVRT_LIKELY(b->n < EVRT__BACKOFF_PAUSES)) {
+    b->n++;
+    evrt__cpu_relax();
+    return;
+  }
+  evrt__backoff_slow(b);
+}
+
+/* Tiny lock for short critical sections (spin with evrt__backoff). */
 typedef struct { atomic_uint v; } evrt__spin_t;
 void evrt__spin_lock_slow(evrt__spin_t *l);
 static inline void evrt__spin_lock(evrt__spin_t *l) {
   unsigned z = 0;
   /* acquire: the critical section must not float above the lock */
+  EVRT__SPIN_HELD(1);
   if (EVRT_LIKELY(atomic_compare_exchange_weak_explicit(
           &l->v, &z, 1, memory_order_acquire, memory_order_relaxed)))
     return;
@@ -111,6 +160,7 @@ static inline void evrt__spin_lock(evrt__spin_t *l) {
 }
 static inline void evrt__spin_unlock(evrt__spin_t *l) {
   atomic_store_explicit(&l->v, 0, memory_order_release);
+  EVRT__SPIN_HELD(-1);
 }
 
 /* --------------------------------------------------------------- errors */
@@ -538,23 +588,32 @@ evrt_status_t evrt__stream_new(int device, int priority, bool is_default,
  * on any incarnation of the slot, dead ones included (the recycle lists
  * are only touched under plock, and items are interchangeable). */
 struct evrt__item *evrt__item_new(struct evrt__stream *s);
+/* The same from the recycle lists only (no malloc: callable under a spin
+ * lock), or NULL. */
+struct evrt__item *evrt__item_take(struct evrt__stream *s);
 void evrt__item_discard(struct evrt__stream *s, struct evrt__item *it);
 /* Free a ->next-linked list of items. */
 void evrt__items_free(struct evrt__item *list);
-/* Append a filled item if h is still s's live handle (checked under plock,
- * where destroy kills it): its seq, and the stream is scheduled; 0 if the
- * stream was destroyed (nothing linked: the caller still owns the item).
- * A call racing the destroy thus either links before the destroy looks at
- * enq_seq, and its item runs, or links nothing. */
-uint64_t evrt__stream_push_live(struct evrt__stream *s, evrt_stream_t h,
+/* Link a filled item if h is still s's live handle (checked under plock,
+ * where destroy kills it): its seq; 0 if the stream was destroyed (nothing
+ * linked: the caller still owns the item).  A call racing the destroy thus
+ * either links before the destroy looks at enq_seq, and its item runs, or
+ * links nothing.  The caller then calls evrt__stream_schedule once it holds
+ * no spin lock (scheduling may take the pool mutex and wake a worker). */
+uint64_t evrt__stream_link_live(struct evrt__stream *s, evrt_stream_t h,
                                 struct evrt__item *it);
+/* Make s runnable if it is idle with linked work (after a link, no spin
+ * lock held; a no-op if nothing is pending). */
+void evrt__stream_schedule(struct evrt__stream *s);
 /* Hold s alive across a section that pushes with evrt__stream_push without
  * a handle (src/ipc.c): false if h is no longer s's live handle.  Destroy
  * waits for every pin to go (the sections are short and run no user
  * code). */
 bool evrt__stream_pin(struct evrt__stream *s, evrt_stream_t h);
 void evrt__stream_unpin(struct evrt__stream *s);
-/* Append a filled item to a stream the caller has pinned; its seq. */
+/* Link a filled item to a stream the caller has pinned; its seq.  Not
+ * scheduled: the pin's owner calls evrt__stream_schedule after the
+ * section (src/ipc.c calls this under an event lock). */
 uint64_t evrt__stream_push(struct evrt__stream *s, struct evrt__item *it);
 /* Free a drained, destroyed stream (called by the worker). */
 void evrt__stream_free(struct evrt__stream *s);

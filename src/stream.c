@@ -26,7 +26,6 @@
  */
 #include "internal.h"
 
-#include <sched.h>
 #include <string.h>
 
 EVRT_TLS struct evrt__stream *evrt__tls_stream;
@@ -102,10 +101,11 @@ void evrt__stream_free(struct evrt__stream *s) {
     evrt__free(s->head);
   s->head = &s->stub;
   evrt__spin_lock(&s->plock);
-  evrt__items_free(s->pfree);
+  struct evrt__item *pfree = s->pfree;
   s->pfree = NULL;
   s->tail = &s->stub;
   evrt__spin_unlock(&s->plock);
+  evrt__items_free(pfree); /* free() after the spin lock: it may trim */
   evrt__items_free(atomic_exchange_explicit(&s->returned, NULL, memory_order_acquire));
   evrt__items_free(s->done_local);
   s->done_local = s->done_local_tail = NULL;
@@ -139,13 +139,18 @@ static void init_item(struct evrt__stream *s, struct evrt__item *it) {
   it->label[0] = 0;
 }
 
-struct evrt__item *evrt__item_new(struct evrt__stream *s) {
+struct evrt__item *evrt__item_take(struct evrt__stream *s) {
   evrt__spin_lock(&s->plock);
   struct evrt__item *it = pop_free_locked(s);
   evrt__spin_unlock(&s->plock);
-  if (!it)
-    it = evrt__malloc(sizeof *it);
   if (it)
+    init_item(s, it);
+  return it;
+}
+
+struct evrt__item *evrt__item_new(struct evrt__stream *s) {
+  struct evrt__item *it = evrt__item_take(s);
+  if (!it && (it = evrt__malloc(sizeof *it)))
     init_item(s, it);
   return it;
 }
@@ -170,7 +175,9 @@ static uint64_t link_locked(struct evrt__stream *s, struct evrt__item *it) {
   return seq;
 }
 
-/* After linking, with plock released: make an idle stream runnable. */
+/* After linking, with plock released (and no other spin lock held: this
+ * may take the pool mutex and wake a worker): make an idle stream
+ * runnable. */
 static void schedule(struct evrt__stream *s) {
   unsigned w = atomic_load_explicit(&s->state, memory_order_seq_cst);
   if (EVRT__ST(w) == EVRT__S_IDLE &&
@@ -184,11 +191,12 @@ uint64_t evrt__stream_push(struct evrt__stream *s, struct evrt__item *it) {
   evrt__spin_lock(&s->plock);
   uint64_t seq = link_locked(s, it);
   evrt__spin_unlock(&s->plock);
-  schedule(s);
+  /* not scheduled here: the caller may hold an event lock; the pin's
+   * owner calls evrt__stream_schedule after releasing it */
   return seq;
 }
 
-uint64_t evrt__stream_push_live(struct evrt__stream *s, evrt_stream_t h,
+uint64_t evrt__stream_link_live(struct evrt__stream *s, evrt_stream_t h,
                                 struct evrt__item *it) {
   evrt__spin_lock(&s->plock);
   if (EVRT_UNLIKELY(!evrt__stream_is(s, h))) {
@@ -197,8 +205,14 @@ uint64_t evrt__stream_push_live(struct evrt__stream *s, evrt_stream_t h,
   }
   uint64_t seq = link_locked(s, it);
   evrt__spin_unlock(&s->plock);
-  schedule(s);
   return seq;
+}
+
+void evrt__stream_schedule(struct evrt__stream *s) {
+  /* nothing linked (or all of it run already): nothing to schedule */
+  if (evrt__done(s) >= atomic_load_explicit(&s->enq_seq, memory_order_seq_cst))
+    return;
+  schedule(s);
 }
 
 bool evrt__stream_pin(struct evrt__stream *s, evrt_stream_t h) {
@@ -330,13 +344,9 @@ evrt_status_t evrt_stream_destroy(evrt_stream_t h) {
   /* No producer links after the kill; one that pinned the stream before it
    * (evrt__stream_pin) pushes without the handle: let it finish, so that
    * its item is seen below (acquire: pairs with evrt__stream_unpin). */
-  for (unsigned n = 0;
-       atomic_load_explicit(&s->pins, memory_order_acquire) != 0; n++) {
-    if (n < 64)
-      evrt__cpu_relax();
-    else
-      sched_yield();
-  }
+  struct evrt__backoff b = {0};
+  while (atomic_load_explicit(&s->pins, memory_order_acquire) != 0)
+    evrt__backoff(&b);
   /* Until `destroyed` is set nobody frees the stream, so this is the
    * incarnation being destroyed.  Once it is set, the worker that drains the
    * stream may free it and a create may reuse the slot: the CAS below must

@@ -261,6 +261,7 @@ static void append_locked(struct evrt__stream *s) {
 void evrt__pool_push_many(struct evrt__stream **v, int n) {
   if (n <= 0)
     return;
+  EVRT__NO_SPIN_HELD("run queue push (pool mutex, futex wake)");
   pthread_mutex_lock(&P.lock);
   for (int i = 0; i < n; i++)
     append_locked(v[i]);

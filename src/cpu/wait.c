@@ -23,7 +23,6 @@
  */
 #include "internal.h"
 
-#include <sched.h>
 #include <stdlib.h>
 
 struct evrt__hwaiter {
@@ -56,24 +55,21 @@ uint64_t evrt__spin_budget_ns(void) {
  * while the bit is set. */
 static __attribute__((noinline)) void wlock_slow(struct evrt__stream *s,
                                                  uint64_t t) {
-  for (unsigned n = 0;; n++) {
+  struct evrt__backoff b = {0};
+  for (;;) {
     uint64_t w = atomic_load_explicit(&s->wake_at, memory_order_relaxed);
     if (!(w & EVRT__WLOCK) &&
         atomic_compare_exchange_weak_explicit(
             &s->wake_at, &w, (t < w ? t : w) | EVRT__WLOCK,
             memory_order_seq_cst, memory_order_relaxed))
       return;
-    /* On 2 cores the holder may be preempted: yield instead of burning the
-     * core it needs. */
-    if (n < 64)
-      evrt__cpu_relax();
-    else
-      sched_yield();
+    evrt__backoff(&b);
   }
 }
 
 /* Lock s's waiter lists, lowering wake_at to t (EVRT__WAKE_NONE: as is). */
 static inline void wlock_lower(struct evrt__stream *s, uint64_t t) {
+  EVRT__SPIN_HELD(1);
   uint64_t w = atomic_load_explicit(&s->wake_at, memory_order_relaxed);
   if (EVRT_LIKELY(!(w & EVRT__WLOCK)) &&
       atomic_compare_exchange_weak_explicit(
@@ -91,11 +87,13 @@ static inline void wlock(struct evrt__stream *s) {
 static inline void wunlock(struct evrt__stream *s) {
   uint64_t w = atomic_load_explicit(&s->wake_at, memory_order_relaxed);
   atomic_store_explicit(&s->wake_at, w & ~EVRT__WLOCK, memory_order_release);
+  EVRT__SPIN_HELD(-1);
 }
 
 /* Unlock with a new target (notify's recomputation). */
 static inline void wunlock_set(struct evrt__stream *s, uint64_t t) {
   atomic_store_explicit(&s->wake_at, t, memory_order_release);
+  EVRT__SPIN_HELD(-1);
 }
 
 void evrt__stream_waiters_reset(struct evrt__stream *s) {

@@ -19,6 +19,7 @@
 
 int evrt__futex_wait(atomic_uint *addr, uint32_t expected, int64_t timeout_ns,
                      int shared) {
+  EVRT__NO_SPIN_HELD("futex_wait");
   struct timespec ts, *tsp = NULL;
   if (timeout_ns >= 0) {
     ts.tv_sec = (time_t)(timeout_ns / 1000000000);
@@ -33,6 +34,7 @@ int evrt__futex_wait(atomic_uint *addr, uint32_t expected, int64_t timeout_ns,
 }
 
 void evrt__futex_wake(atomic_uint *addr, int count, int shared) {
+  EVRT__NO_SPIN_HELD("futex_wake");
   int op = shared ? FUTEX_WAKE : FUTEX_WAKE_PRIVATE;
   syscall(SYS_futex, (uint32_t *)addr, op, count, NULL, NULL, 0);
 }
@@ -80,20 +82,39 @@ void evrt__sleep_ns(uint64_t ns) {
   }
 }
 
+#ifdef EVRT_CHECK_SPIN
+static atomic_long backoff_slow_rounds;
+/* Test hook (white-box build only): rounds of back-off past the pauses. */
+long evrt__test_backoff_rounds(void);
+long evrt__test_backoff_rounds(void) {
+  return atomic_load_explicit(&backoff_slow_rounds, memory_order_relaxed);
+}
+#endif
+
+void evrt__backoff_slow(struct evrt__backoff *b) {
+#ifdef EVRT_CHECK_SPIN
+  atomic_fetch_add_explicit(&backoff_slow_rounds, 1, memory_order_relaxed);
+#endif
+  /* On 2 cores the holder may be preempted: yield instead of burning the
+   * core it needs, and sleep if it still does not finish. */
+  if (b->n < EVRT__BACKOFF_PAUSES + EVRT__BACKOFF_YIELDS) {
+    b->n++;
+    sched_yield();
+  } else {
+    evrt__sleep_ns(50000);
+  }
+}
+
 void evrt__spin_lock_slow(evrt__spin_t *l) {
-  for (unsigned n = 0;; n++) {
+  struct evrt__backoff b = {0};
+  for (;;) {
     unsigned z = 0;
     if (atomic_load_explicit(&l->v, memory_order_relaxed) == 0 &&
         atomic_compare_exchange_weak_explicit(&l->v, &z, 1,
                                               memory_order_acquire,
                                               memory_order_relaxed))
       return;
-    /* On 2 cores the holder may be preempted: yield instead of burning the
-     * core it needs. */
-    if (n < 64)
-      evrt__cpu_relax();
-    else
-      sched_yield();
+    evrt__backoff(&b);
   }
 }
 

@@ -784,6 +784,9 @@ void evrt__stream_remove_waiter(struct evrt__item *it);
 /* A new incarnation of a stream slot: empty waiter lists (under wlock: a
  * waiter of the previous incarnation may still look at them). */
 void evrt__stream_waiters_reset(struct evrt__stream *s);
+/* evrt_shutdown: wake every host parked in a wait with
+ * EVRT_ERROR_SHUTDOWN (the state is SHUTDOWN already; any thread). */
+void evrt__wait_shutdown(void);
 /* src/cpu/timer.c: resume it->owner at it->deadline. */
 evrt_status_t evrt__timer_arm(struct evrt__item *it);
 void evrt__timer_cancel(struct evrt__item *it);

@@ -28,8 +28,11 @@
 struct evrt__hwaiter {
   struct evrt__hwaiter *next;
   uint64_t target;
-  atomic_uint futex; /* 0 = waiting; 1 = unlinked and woken by notify */
+  /* 0 = waiting; 1 = unlinked and woken by notify (target reached);
+   * 2 = unlinked and woken by evrt_shutdown (the work was discarded) */
+  atomic_uint futex;
 };
+enum { HW_WAITING = 0, HW_REACHED = 1, HW_SHUTDOWN = 2 };
 
 #define EVRT__SPIN_MAX_NS 20000u
 static atomic_uint spin_base_ns; /* EVRT_SPIN_NS or the default */
@@ -137,6 +140,8 @@ evrt_status_t evrt__wait_seq(struct evrt__stream *s, uint64_t target,
       evrt__cpu_relax();
       if ((i & 15) == 0) {
         now = evrt__now_ns();
+        if (!evrt__running())
+          break; /* shut down: below, not by spinning */
         /* Streams are ready but no worker has taken them: every worker is
          * busy, and on a machine with as many workers as cores this spin
          * holds a core one of them needs (a fan-out: the host spinning on
@@ -171,6 +176,13 @@ evrt_status_t evrt__wait_seq(struct evrt__stream *s, uint64_t target,
       break;
     if (atomic_load_explicit(&s->done_seq, memory_order_seq_cst) >= target)
       break; /* reached before (or while) we registered */
+    /* Shut down before evrt__wait_shutdown looked at this stream's list:
+     * it will not wake us.  (It stores the state and then takes every
+     * wlock; we registered under wlock and then read the state.) */
+    if (EVRT_UNLIKELY(!evrt__running())) {
+      r = EVRT_ERROR_SHUTDOWN;
+      break;
+    }
     int64_t left = -1;
     if (deadline) {
       uint64_t now = evrt__now_ns();
@@ -183,17 +195,60 @@ evrt_status_t evrt__wait_seq(struct evrt__stream *s, uint64_t target,
     evrt__futex_wait(&hw.futex, 0, left, 0);
   }
   if (!atomic_load_explicit(&hw.futex, memory_order_acquire)) {
-    /* Leaving without notify's help (reached at registration, or timed
-     * out): take ourselves off the list before the frame goes away. */
+    /* Leaving without notify's help (reached at registration, timed out,
+     * shut down): take ourselves off the list before the frame goes
+     * away. */
     wlock(s);
     if (!atomic_load_explicit(&hw.futex, memory_order_relaxed))
       hw_unlink_locked(s, &hw);
     wunlock(s);
-    /* A notify that ran meanwhile means the target was reached after all. */
-    if (r == EVRT_ERROR_TIMEOUT && evrt__done(s) >= target)
-      r = EVRT_SUCCESS;
   }
+  if (atomic_load_explicit(&hw.futex, memory_order_relaxed) == HW_SHUTDOWN)
+    r = EVRT_ERROR_SHUTDOWN;
+  /* Reached after all (a notify ran meanwhile, or the work completed as
+   * the library shut down): success. */
+  if (r != EVRT_SUCCESS && evrt__done(s) >= target)
+    r = EVRT_SUCCESS;
+  if (r == EVRT_ERROR_SHUTDOWN)
+    return evrt__fail(r, "evrt_shutdown() was called during the wait; the "
+                         "work waited for was discarded");
   return r;
+}
+
+void evrt__wait_shutdown(void) {
+  /* The library state is SHUTDOWN (stored seq_cst before this): a waiter
+   * registering from now on sees it after its registration (wlock orders
+   * the two).  Wake every host parked in a wait: its work will never
+   * complete (queued and parked streams are discarded; a host function
+   * blocked in a synchronize would keep its worker, and the shutdown
+   * waiting for that worker, for ever).  Slots are type-stable: each
+   * stream slot ever handed out is looked at, live or not. */
+  enum { BATCH = 32 };
+  atomic_uint *wake[BATCH];
+  struct evrt__table *t = &evrt__streams;
+  uint32_t n = atomic_load_explicit(&t->next_unused, memory_order_acquire);
+  for (uint32_t i = 0; i < n; i++) {
+    struct evrt__stream *s = (struct evrt__stream *)evrt__table_at(t, i);
+    if (!s)
+      continue;
+    for (;;) {
+      int nw = 0;
+      wlock(s);
+      while (s->hwaiters && nw < BATCH) {
+        struct evrt__hwaiter *hw = s->hwaiters;
+        s->hwaiters = hw->next;
+        wake[nw++] = &hw->futex;
+        /* last touch of the waiter's frame, as in notify */
+        atomic_store_explicit(&hw->futex, HW_SHUTDOWN, memory_order_release);
+      }
+      bool more = s->hwaiters != NULL;
+      wunlock(s);
+      for (int k = 0; k < nw; k++)
+        evrt__futex_wake(wake[k], 1, 0);
+      if (!more)
+        break;
+    }
+  }
 }
 
 /* Caller holds src->wlock: unlink the item *p points to (prev is the item
@@ -293,7 +348,7 @@ void evrt__stream_notify(struct evrt__stream *s, uint64_t seq) {
         /* Last touch of the waiter's frame: once it sees 1 it may return.
          * (The wake-up below may then reach a dead frame's address: a
          * harmless spurious wake-up for whatever sleeps there next.) */
-        atomic_store_explicit(&hw->futex, 1, memory_order_release);
+        atomic_store_explicit(&hw->futex, HW_REACHED, memory_order_release);
       } else {
         more |= hw->target <= seq;
         if (hw->target < min)

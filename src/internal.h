@@ -523,6 +523,16 @@ struct evrt__stream {
   struct evrt__item *done_local_tail;
   uint32_t n_done_local;
   uint32_t n_returned; /* items this owner put in `returned` (an estimate) */
+  /* What the stream is blocked on, for the self-deadlock detection of host
+   * functions (wait.c): its item at seq blk_at cannot complete before
+   * stream blk_src reaches blk_target.  Written (release) by the thread
+   * that owns the stream: its worker when a wait without timeout
+   * registers, a host function of it blocking in a synchronize.  Valid
+   * only while done_seq + 1 == blk_at, so it never needs clearing when
+   * the stream moves on (a host function's is cleared when its wait
+   * ends: the function runs on). */
+  _Atomic(struct evrt__stream *) blk_src;
+  atomic_uint_least64_t blk_at;
   /* --- completion */
   _Alignas(64) atomic_uint_least64_t done_seq;
   /* Smallest target of any registered waiter (EVRT__WAKE_NONE: none); the
@@ -536,6 +546,7 @@ struct evrt__stream {
   struct evrt__item *waiters, *waiters_tail;
   struct evrt__hwaiter *hwaiters; /* host threads parked in a wait (wait.c) */
   atomic_uint_least64_t wait_failures;
+  atomic_uint_least64_t blk_target; /* with blk_src above */
   /* --- identity */
   /* Atomic because evrt_device_synchronize reads it on slots that may be
    * mid-reuse (a destroyed stream still draining, device.c); everyone else
@@ -780,6 +791,17 @@ void evrt__stream_notify(struct evrt__stream *s, uint64_t seq);
 /* Register a parked wait item on its source stream; false if the dependency
  * is already satisfied (then nothing was registered). */
 bool evrt__stream_add_waiter(struct evrt__item *it);
+/* s (owned by the caller) cannot pass its item at seq `at` before src
+ * reaches target (see blk_src); at = 0 clears. */
+static inline void evrt__stream_blocked_on(struct evrt__stream *s,
+                                           struct evrt__stream *src,
+                                           uint64_t target, uint64_t at) {
+  /* release, all three: a reader that sees a record written after the
+   * stream moved past `at` sees that move in done_seq (wait.c) */
+  atomic_store_explicit(&s->blk_src, src, memory_order_release);
+  atomic_store_explicit(&s->blk_target, target, memory_order_release);
+  atomic_store_explicit(&s->blk_at, at, memory_order_release);
+}
 void evrt__stream_remove_waiter(struct evrt__item *it);
 /* A new incarnation of a stream slot: empty waiter lists (under wlock: a
  * waiter of the previous incarnation may still look at them). */

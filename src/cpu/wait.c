@@ -115,6 +115,93 @@ static void hw_unlink_locked(struct evrt__stream *s, struct evrt__hwaiter *hw) {
     }
 }
 
+/*
+ * Self-deadlock of a host function (issue 13, item 6).  A host function of
+ * stream A (the running item, seq evrt__tls_seq + 1) that waits for
+ * (x, t) waits for ever if reaching (x, t) needs A to get past that item:
+ * directly (x == A, t > evrt__tls_seq: checked by the callers too), or
+ * through a chain of blocked streams: x's next item (done + 1 <= t) is a
+ * wait registered on (y, u) that y has not reached, y's is blocked on z...
+ * up to A.  Each stream says what it is blocked on (blk_src, blk_target,
+ * blk_at: a registered wait without timeout, or a host function of it
+ * blocked in a synchronize); the chain from (x, t) is followed through
+ * those records, at most EVRT__CHAIN_MAX links.  It is read twice: if no
+ * stream of it moved (done_seq) and no record changed between the two
+ * reads, the chain was there, whole, at an instant between them, and then
+ * for good (each link waits on the next, the last on A, which waits on
+ * us).  A chain that is not closed yet (a stream still running towards its
+ * wait) is looked at again while the host function waits: at the start of
+ * the wait and then after 1, 2, 4, ... 64 ms.
+ *
+ * Not followed: waits with a timeout (they end by themselves), legacy
+ * next-record waits not bound yet (the record they will bind to is not
+ * known), interprocess waits, and a wait still queued behind other items
+ * of a stream that is running (found once that stream reaches it).
+ */
+#define EVRT__CHAIN_MAX 32
+
+struct link {
+  struct evrt__stream *x;
+  uint64_t done, at, target;
+  struct evrt__stream *src;
+};
+
+/* One read of the chain from (x, t); n links into path.  1: it ends at
+ * the calling host function's stream beyond its position; 0: it ends
+ * elsewhere (reached, or a stream not blocked). */
+static int chain_read(struct evrt__stream *x, uint64_t t, struct link *path,
+                      int *n) {
+  struct evrt__stream *self = evrt__tls_stream;
+  *n = 0;
+  for (int k = 0; k < EVRT__CHAIN_MAX; k++) {
+    if (x == self)
+      return t > evrt__tls_seq;
+    struct link *l = &path[(*n)++];
+    l->x = x;
+    l->done = evrt__done(x);
+    if (l->done >= t)
+      return 0;
+    /* acquire, all: see evrt__stream_blocked_on */
+    l->at = atomic_load_explicit(&x->blk_at, memory_order_acquire);
+    l->src = atomic_load_explicit(&x->blk_src, memory_order_acquire);
+    l->target = atomic_load_explicit(&x->blk_target, memory_order_acquire);
+    if (l->at != l->done + 1 || !l->src)
+      return 0; /* not blocked (on record) before reaching t */
+    x = l->src;
+    t = l->target;
+  }
+  return 0; /* too long, or a cycle of other streams: not ours to judge */
+}
+
+/* Does waiting for (x, t) on this host function's thread wait for the
+ * host function itself?  (Caller: a host function, evrt__tls_stream set.) */
+static bool waits_on_self(struct evrt__stream *x, uint64_t t) {
+  struct link a[EVRT__CHAIN_MAX], b[EVRT__CHAIN_MAX];
+  int na, nb;
+  if (!chain_read(x, t, a, &na))
+    return false;
+  if (!chain_read(x, t, b, &nb) || na != nb)
+    return false;
+  for (int i = 0; i < na; i++)
+    if (a[i].x != b[i].x || a[i].done != b[i].done || a[i].at != b[i].at ||
+        a[i].src != b[i].src || a[i].target != b[i].target)
+      return false; /* something moved: look again later */
+  return true;
+}
+
+static __attribute__((cold, noinline)) evrt_status_t
+self_deadlock(struct evrt__stream *x, uint64_t t) {
+  return evrt__fail(EVRT_ERROR_WOULD_DEADLOCK,
+                    "a host function of stream %llu waits for stream %llu "
+                    "to reach item %llu, which waits (through the streams' "
+                    "waits) for that host function to finish",
+                    (unsigned long long)atomic_load_explicit(
+                        &evrt__tls_stream->id, memory_order_relaxed),
+                    (unsigned long long)atomic_load_explicit(
+                        &x->id, memory_order_relaxed),
+                    (unsigned long long)t);
+}
+
 evrt_status_t evrt__wait_seq(struct evrt__stream *s, uint64_t target,
                              int64_t timeout_ns, bool blocking) {
   if (evrt__done(s) >= target)
@@ -164,6 +251,16 @@ evrt_status_t evrt__wait_seq(struct evrt__stream *s, uint64_t target,
     }
   }
   evrt_status_t r = EVRT_SUCCESS;
+  /* On a host function: would this wait for the host function itself? */
+  struct evrt__stream *self = evrt__tls_stream;
+  if (EVRT_UNLIKELY(self != NULL)) {
+    if (waits_on_self(s, target))
+      return self_deadlock(s, target);
+    /* blocked: other host functions' detection follows us through this */
+    if (timeout_ns < 0)
+      evrt__stream_blocked_on(self, s, target, evrt__tls_seq + 1);
+  }
+  int64_t recheck_ns = 1000000; /* host functions: 1, 2, 4 ... 64 ms */
   struct evrt__hwaiter hw = {.next = NULL, .target = target};
   atomic_init(&hw.futex, 0);
   wlock_lower(s, target);
@@ -192,8 +289,21 @@ evrt_status_t evrt__wait_seq(struct evrt__stream *s, uint64_t target,
       }
       left = (int64_t)(deadline - now);
     }
+    if (EVRT_UNLIKELY(self != NULL)) {
+      /* A chain to us may close while we wait: look again now and then. */
+      if (waits_on_self(s, target)) {
+        r = EVRT_ERROR_WOULD_DEADLOCK;
+        break;
+      }
+      if (left < 0 || left > recheck_ns)
+        left = recheck_ns;
+      if (recheck_ns < 64000000)
+        recheck_ns *= 2;
+    }
     evrt__futex_wait(&hw.futex, 0, left, 0);
   }
+  if (EVRT_UNLIKELY(self != NULL))
+    evrt__stream_blocked_on(self, NULL, 0, 0); /* it runs on */
   if (!atomic_load_explicit(&hw.futex, memory_order_acquire)) {
     /* Leaving without notify's help (reached at registration, timed out,
      * shut down): take ourselves off the list before the frame goes
@@ -212,6 +322,8 @@ evrt_status_t evrt__wait_seq(struct evrt__stream *s, uint64_t target,
   if (r == EVRT_ERROR_SHUTDOWN)
     return evrt__fail(r, "evrt_shutdown() was called during the wait; the "
                          "work waited for was discarded");
+  if (r == EVRT_ERROR_WOULD_DEADLOCK)
+    return self_deadlock(s, target);
   return r;
 }
 

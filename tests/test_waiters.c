@@ -236,6 +236,12 @@ static void short_fn(void *p) {
   usleep(100);
 }
 
+static atomic_int late_gate;
+static void wait_late_gate(void *p) {
+  (void)p;
+  WAIT_UNTIL(atomic_load(&late_gate), 20000);
+}
+
 TEST(wait_status_keeps_a_pending_wait_among_many_passed_ones) {
   enum { N = 200 };
   evrt_stream_t src, late, s[8];
@@ -248,8 +254,11 @@ TEST(wait_status_keeps_a_pending_wait_among_many_passed_ones) {
   ASSERT_OK(evrt_launch_host_func(src, short_fn, NULL));
   ASSERT_OK(evrt_event_record(e, src));
   ASSERT_OK(evrt_event_synchronize(e));
-  /* the late stream reaches its wait only after a long delay */
-  ASSERT_OK(evrt_stream_delay(late, 300 * MS));
+  /* the late stream reaches its wait only once the checks below are done
+   * (a gate, not a delay: a loaded sanitizer run took longer than any
+   * delay chosen here) */
+  atomic_store(&late_gate, 0);
+  ASSERT_OK(evrt_launch_host_func(late, wait_late_gate, NULL));
   ASSERT_OK(evrt_stream_wait_event(late, e));
   /* many waits on busy streams: recorded, and passed soon after */
   for (int i = 0; i < N; i++) {
@@ -261,6 +270,7 @@ TEST(wait_status_keeps_a_pending_wait_among_many_passed_ones) {
   }
   ASSERT_ST(evrt_stream_query(late), EVRT_NOT_READY);
   ASSERT_ST(evrt_event_wait_status(e), EVRT_NOT_READY); /* late pending */
+  atomic_store(&late_gate, 1);
   ASSERT_OK(evrt_stream_synchronize(late));
   ASSERT_OK(evrt_event_wait_status(e));
   evrt_event_destroy(e);

@@ -31,12 +31,12 @@
  * Calls racing destroy and slot reuse.  A call looks the handle up without
  * a lock; by the time it acts the event may be destroyed and its slot
  * reused by a create.  Writers re-check the handle under the lock (above).
- * Lock-free readers (query, synchronize, elapsed time) re-check it after
- * their reads: the fields they read are stored with release (records
- * under the seqlock, destroy's scrub, create's flags before the release
- * store of the handle), so a reader that saw anything written after the
- * kill sees the handle dead.  The stream a call names is re-checked the
- * same way (evrt__stream_push_live, evrt__stream_is).
+ * Lock-free readers of the generation (query, synchronize, elapsed time)
+ * check the handle inside the seqlock read (gen_try): every write of the
+ * generation fields is made under the lock, destroy's scrub of a recorded
+ * event included (destroy_slow always takes it).  Elapsed time also reads
+ * the devices, and re-checks the handles after those (acquire) reads.  The stream a call names is re-checked under its
+ * plock or after acquire loads (evrt__stream_link_live, evrt__stream_is).
  */
 #include "internal.h"
 
@@ -74,15 +74,32 @@ struct gen {
   uint64_t target;
   uint64_t rec_no; /* (full reads only) */
   uint64_t ts;     /* (full reads only) */
+  unsigned flags;  /* the event's */
 };
 
-/* The seqlock reader, the only one: one attempt at a snapshot (src and
- * target; with `full` also rec_no and ts), false if a writer held the lock
- * or changed the fields meanwhile.  Inlined with a constant `full`, the
- * query reads just the two words it needs. */
-static inline __attribute__((always_inline)) bool
-gen_try(struct evrt__event *e, struct gen *g, bool full) {
+enum { GEN_DEAD = -1, GEN_BUSY = 0, GEN_OK = 1 };
+
+/* The seqlock reader, the only one: one attempt at a snapshot of the
+ * latest generation of the event whose raw handle is r (src and target;
+ * with `full` also rec_no and ts).  GEN_BUSY if a writer held the lock or
+ * changed the fields meanwhile, GEN_DEAD if r is not the live incarnation.
+ * The handle is checked after the first load of the lock word: a destroy,
+ * a create reusing the slot and its records, all before that load, fail
+ * the check; any of them after it changes the lock word (every write of
+ * these fields is made under the lock, destroy's scrub included) or
+ * leaves the fields as they were (a never-recorded event's destroy and the
+ * create after it write none of them), so an accepted snapshot is one the
+ * event r really had.  The same loads as a lookup and a seqlock read,
+ * reordered; inlined with a constant `full`, the query reads just the
+ * words it needs. */
+static inline __attribute__((always_inline)) int
+gen_try(struct evrt__event *e, uint64_t r, struct gen *g, bool full) {
   unsigned s1 = atomic_load_explicit(&e->lock, memory_order_acquire);
+  /* acquire: as a lookup's (the object's initialization is visible) */
+  if (EVRT_UNLIKELY(atomic_load_explicit(&e->hdr.hw, memory_order_acquire) !=
+                    r))
+    return GEN_DEAD;
+  g->flags = atomic_load_explicit(&e->flags, memory_order_relaxed);
   g->src = (struct evrt__stream *)atomic_load_explicit(&e->src,
                                                        memory_order_acquire);
   g->target = atomic_load_explicit(&e->target, memory_order_acquire);
@@ -92,37 +109,33 @@ gen_try(struct evrt__event *e, struct gen *g, bool full) {
   }
   /* One test for "held" (odd) and "changed" */
   return EVRT_LIKELY(atomic_load_explicit(&e->lock, memory_order_relaxed) ==
-                     (s1 & ~1u));
+                     (s1 & ~1u))
+             ? GEN_OK
+             : GEN_BUSY;
 }
 
-/* A full snapshot, retrying with back-off while a writer holds the lock. */
-static __attribute__((noinline)) struct gen read_gen(struct evrt__event *e) {
-  struct gen g;
+/* A full snapshot, retrying with back-off while a writer holds the lock:
+ * GEN_OK or GEN_DEAD. */
+static __attribute__((noinline)) int read_gen(struct evrt__event *e,
+                                              uint64_t r, struct gen *g) {
   struct evrt__backoff b = {0};
-  while (!gen_try(e, &g, true))
+  int st;
+  while ((st = gen_try(e, r, g, true)) == GEN_BUSY)
     evrt__backoff(&b);
-  return g;
+  return st;
 }
 
-/* Is the slot word still raw handle r?  After acquire loads of the event's
- * fields: true means they were r's (see the top of the file). */
-static inline bool still_raw(struct evrt__event *e, uint64_t r) {
-  return atomic_load_explicit(&e->hdr.hw, memory_order_relaxed) == r;
-}
+/* Is the slot word still h?  After acquire loads of the event's fields:
+ * true means they were h's (see the top of the file). */
 static inline bool still(struct evrt__event *e, evrt_event_t h) {
-  return still_raw(e, evrt__raw((uintptr_t)h));
+  return atomic_load_explicit(&e->hdr.hw, memory_order_relaxed) ==
+         evrt__raw((uintptr_t)h);
 }
 
-/* Query's read: is the latest generation of r complete?  False if the
- * snapshot failed or r is no longer live (the caller retries, or fails). */
-static inline __attribute__((always_inline)) bool
-latest_done_try(struct evrt__event *e, uint64_t r, bool *done) {
-  struct gen g;
-  if (EVRT_UNLIKELY(!gen_try(e, &g, false)))
-    return false;
-  *done = !g.src || evrt__done(g.src) >= g.target;
-  /* after the (acquire) loads above: the generation was r's */
-  return EVRT_LIKELY(still_raw(e, r));
+/* The event slot a handle names (live or not), or NULL. */
+static inline struct evrt__event *event_slot(uint64_t r) {
+  return (struct evrt__event *)evrt__table_slot(&evrt__events, r,
+                                                EVRT__EVENT_SLOT);
 }
 
 static inline bool gen_done(const struct gen *g) {
@@ -224,12 +237,18 @@ static bool offlock_get(struct offlock *ol, struct evrt__stream *s) {
   return true;
 }
 
-/* After the final unlock: give back what was not used. */
-static void offlock_done(struct offlock *ol, struct evrt__stream *s) {
+/* After the final unlock: give back what was not used (usually nothing:
+ * one test on the hot paths). */
+static __attribute__((noinline)) void offlock_release(struct offlock *ol,
+                                                      struct evrt__stream *s) {
   if (ol->it)
     evrt__item_discard(s, ol->it);
   evrt__free(ol->wbuf);
   evrt__free(ol->wold);
+}
+static inline void offlock_done(struct offlock *ol, struct evrt__stream *s) {
+  if (EVRT_UNLIKELY(ol->it || ol->wbuf || ol->wold))
+    offlock_release(ol, s);
 }
 
 /* Under the event lock: a work item for s from its recycle list or ol,
@@ -411,14 +430,14 @@ destroy_release(struct evrt__event *e) {
 static __attribute__((noinline)) evrt_status_t
 destroy_slow(struct evrt__event *e, unsigned lk) {
   bool ipc = flags_of(e) & EVRT_EVENT_INTERPROCESS;
-  /* The lock only to wait for a holder that got in before the kill (lk
-   * odd), to take legacy waiters off the list (a worker's bind scans it
-   * under the lock without checking the incarnation), and for interprocess
-   * events (src/ipc.c re-checks under it).  Otherwise nobody can write:
-   * see the top of this file. */
-  bool lock = (lk & 1u) || ipc || e->nr_waiters;
-  if (lock)
-    evrt__event_lock(e);
+  /* The lock: to wait for a holder that got in before the kill (lk odd),
+   * to take legacy waiters off the list (a worker's bind scans it under
+   * the lock without checking the incarnation), for interprocess events
+   * (src/ipc.c re-checks under it), and so that lock-free readers that
+   * overlap the scrub retry (the top of this file).  No other holder
+   * writes: see the top of this file. */
+  (void)lk;
+  evrt__event_lock(e);
   if (e->has_resource) {
     e->has_resource = false;
     evrt__event_resource_give(atomic_load_explicit(&e->device,
@@ -443,8 +462,7 @@ destroy_slow(struct evrt__event *e, unsigned lk) {
   e->wrec = NULL;
   e->nwrec = e->capwrec = 0;
   atomic_store_explicit(&e->imported, false, memory_order_release);
-  if (lock)
-    evrt__event_unlock(e);
+  evrt__event_unlock(e);
   evrt__free(wrec); /* (not under the spin lock: free may trim) */
   if (ipc)
     evrt__ipc_close(e); /* leaves e->ipc NULL */
@@ -536,14 +554,26 @@ record_failed(evrt_status_t st, struct evrt__stream *s, evrt_stream_t sh,
                     "bound to this record");
 }
 
-evrt_status_t evrt_event_record(evrt_event_t eh, evrt_stream_t sh) {
-  struct evrt__event *e = NULL;
-  struct evrt__stream *s = NULL;
-  evrt_status_t st = get_pair(eh, sh, &e, &s);
-  if (EVRT_UNLIKELY(st))
-    return st;
-  if (IS_IPC(e))
-    return ipc_record(e, s, sh);
+/* Under the event lock: publish the new generation (s, target). */
+static inline void record_publish(struct evrt__event *e, struct evrt__stream *s,
+                                  int dev, int sdev, uint64_t target,
+                                  uint64_t rec_no, uint64_t ts) {
+  if (dev < 0)
+    atomic_store_explicit(&e->device, sdev, memory_order_release);
+  atomic_store_explicit(&e->src, (uintptr_t)s, memory_order_release);
+  atomic_store_explicit(&e->target, target, memory_order_release);
+  atomic_store_explicit(&e->rec_no, rec_no, memory_order_release);
+  atomic_store_explicit(&e->ts, ts, memory_order_release);
+  atomic_store_explicit(&e->rec_thread, evrt__thread_id(), memory_order_relaxed);
+}
+
+/* Every record evrt_event_record's straight path does not take: tracing, a
+ * timing event on a busy stream (an item), legacy waiters to bind, a
+ * failure, a stream destroyed meanwhile, memory to get off the lock. */
+static __attribute__((noinline)) evrt_status_t
+record_general(struct evrt__event *e, evrt_event_t eh, struct evrt__stream *s,
+               evrt_stream_t sh) {
+  evrt_status_t st;
   struct evrt__item *it = NULL;
   struct evrt__item *nr = NULL;
   bool timing = flags_of(e) & EVRT_EVENT_TIMING;
@@ -635,13 +665,7 @@ evrt_status_t evrt_event_record(evrt_event_t eh, evrt_stream_t sh) {
       e->has_resource = true;
     break;
   }
-  if (dev < 0)
-    atomic_store_explicit(&e->device, sdev, memory_order_release);
-  atomic_store_explicit(&e->src, (uintptr_t)s, memory_order_release);
-  atomic_store_explicit(&e->target, target, memory_order_release);
-  atomic_store_explicit(&e->rec_no, rec_no, memory_order_release);
-  atomic_store_explicit(&e->ts, ts, memory_order_release);
-  atomic_store_explicit(&e->rec_thread, evrt__thread_id(), memory_order_relaxed);
+  record_publish(e, s, dev, sdev, target, rec_no, ts);
   /* A new generation: the wait status starts over, with the legacy waits
    * that were waiting for this record (they bind to it now). */
   e->nwrec = 0;
@@ -667,6 +691,59 @@ evrt_status_t evrt_event_record(evrt_event_t eh, evrt_stream_t sh) {
   return EVRT_SUCCESS;
 }
 
+evrt_status_t evrt_event_record(evrt_event_t eh, evrt_stream_t sh) {
+  struct evrt__event *e = NULL;
+  struct evrt__stream *s = NULL;
+  evrt_status_t st = get_pair(eh, sh, &e, &s);
+  if (EVRT_UNLIKELY(st))
+    return st;
+  if (IS_IPC(e))
+    return ipc_record(e, s, sh);
+  /* The straight path: no item, nothing to allocate, no legacy waiter, no
+   * failure; anything else starts over in record_general. */
+  unsigned flags = flags_of(e);
+  if (EVRT_UNLIKELY(EVRT_TRACING()))
+    return record_general(e, eh, s, sh);
+  evrt__event_lock(e);
+  if (EVRT_UNLIKELY(!same_incarnation(e, eh))) {
+    evrt__event_unlock(e);
+    return event_gone(eh);
+  }
+  int dev = atomic_load_explicit(&e->device, memory_order_relaxed);
+  /* acquire: see record_general */
+  int sdev = atomic_load_explicit(&s->device, memory_order_acquire);
+  bool took = false;
+  if (EVRT_UNLIKELY((dev >= 0 && dev != sdev) || e->nr_waiters))
+    goto general;
+  if (!e->has_resource && !(flags & EVRT_EVENT_NO_LIMIT)) {
+    if (EVRT_UNLIKELY(!evrt__event_resource_take(sdev)))
+      goto general;
+    took = true;
+  }
+  uint64_t enq = atomic_load_explicit(&s->enq_seq, memory_order_acquire);
+  bool timing = flags & EVRT_EVENT_TIMING;
+  /* (after the acquire load of enq_seq: enq was this incarnation's) */
+  if (EVRT_UNLIKELY((timing && evrt__done(s) < enq) ||
+                    !evrt__stream_is(s, sh))) {
+    if (took)
+      evrt__event_resource_give(sdev);
+    goto general;
+  }
+  /* A timing event on an idle stream: the record executes now. */
+  uint64_t ts = timing ? evrt__backend->timestamp(sdev) : 0;
+  if (took)
+    e->has_resource = true;
+  record_publish(e, s, dev, sdev, enq,
+                 atomic_load_explicit(&e->rec_no, memory_order_relaxed) + 1,
+                 ts);
+  e->nwrec = 0; /* a new generation: the wait status starts over */
+  evrt__event_unlock(e);
+  return EVRT_SUCCESS;
+general:
+  evrt__event_unlock(e);
+  return record_general(e, eh, s, sh);
+}
+
 static __attribute__((cold, noinline)) evrt_status_t
 query_slow(evrt_event_t h) {
   struct evrt__event *e = NULL;
@@ -677,10 +754,10 @@ query_slow(evrt_event_t h) {
       return st;
     if (IS_IPC(e))
       return evrt__ipc_query(e);
-    bool done;
-    if (latest_done_try(e, evrt__raw((uintptr_t)h), &done))
-      return done ? EVRT_SUCCESS : EVRT_NOT_READY;
-    evrt__backoff(&b);
+    struct gen g;
+    if (gen_try(e, evrt__raw((uintptr_t)h), &g, false) == GEN_OK)
+      return gen_done(&g) ? EVRT_SUCCESS : EVRT_NOT_READY;
+    evrt__backoff(&b); /* (GEN_DEAD: the lookup above fails) */
   }
 }
 
@@ -690,12 +767,13 @@ evrt_status_t evrt_event_query(evrt_event_t h) {
   if (EVRT_UNLIKELY(!evrt__running()))
     return query_slow(h);
   uint64_t r = evrt__raw((uintptr_t)h);
-  struct evrt__event *e = evrt__event_get_raw(r);
-  bool done;
-  if (EVRT_UNLIKELY(!e) || IS_IPC(e) ||
-      EVRT_UNLIKELY(!latest_done_try(e, r, &done)))
+  struct evrt__event *e = event_slot(r);
+  struct gen g;
+  if (EVRT_UNLIKELY(!e) ||
+      EVRT_UNLIKELY(gen_try(e, r, &g, false) != GEN_OK) ||
+      EVRT_UNLIKELY(g.flags & EVRT_EVENT_INTERPROCESS))
     return query_slow(h);
-  return done ? EVRT_SUCCESS : EVRT_NOT_READY;
+  return gen_done(&g) ? EVRT_SUCCESS : EVRT_NOT_READY;
 }
 
 /* The waiting part, out of line: its trace timing keeps values live across
@@ -709,8 +787,7 @@ sync_wait(struct evrt__event *e, struct gen g, int64_t timeout_ns) {
                       "event synchronized from a host function of the stream "
                       "that must reach the record first");
   uint64_t t0 = EVRT_TRACING() ? evrt__now_ns() : 0;
-  /* read while h is known live (the caller checked it after these) */
-  bool blocking = flags_of(e) & EVRT_EVENT_BLOCKING_SYNC;
+  bool blocking = g.flags & EVRT_EVENT_BLOCKING_SYNC;
   uint64_t id = atomic_load_explicit(&e->id, memory_order_relaxed);
   /* (src, target) stays valid if the event is destroyed meanwhile */
   st = evrt__wait_seq(g.src, g.target, timeout_ns, blocking);
@@ -724,20 +801,21 @@ sync_wait(struct evrt__event *e, struct gen g, int64_t timeout_ns) {
 
 evrt_status_t evrt_event_synchronize_timeout(evrt_event_t h,
                                              int64_t timeout_ns) {
-  struct evrt__event *e = NULL;
-  evrt_status_t st = get_event(h, &e);
+  evrt_status_t st = evrt__ready();
   if (EVRT_UNLIKELY(st))
     return st;
-  if (IS_IPC(e))
-    return evrt__ipc_sync(e, timeout_ns);
+  uint64_t r = evrt__raw((uintptr_t)h);
+  struct evrt__event *e = event_slot(r);
   struct gen g;
-  if (EVRT_UNLIKELY(!gen_try(e, &g, true))) /* the loop out of line */
-    g = read_gen(e);
-  bool done = gen_done(&g);
-  /* after read_gen's acquire loads: g was h's generation */
-  if (EVRT_UNLIKELY(!still(e, h)))
-    return event_gone(h);
-  if (done)
+  int got = e ? gen_try(e, r, &g, true) : GEN_DEAD;
+  if (EVRT_UNLIKELY(got == GEN_BUSY)) /* the loop out of line */
+    got = read_gen(e, r, &g);
+  if (EVRT_UNLIKELY(got == GEN_DEAD))
+    return evrt__fail(EVRT_ERROR_INVALID_HANDLE,
+                      "event %p is NULL, destroyed or not an event", (void *)h);
+  if (EVRT_UNLIKELY(g.flags & EVRT_EVENT_INTERPROCESS))
+    return evrt__ipc_sync(e, timeout_ns);
+  if (gen_done(&g))
     return EVRT_SUCCESS;
   return sync_wait(e, g, timeout_ns);
 }
@@ -872,13 +950,13 @@ evrt_status_t evrt_stream_wait_event_timeout(evrt_stream_t sh, evrt_event_t eh,
 /* Timing checks shared by elapsed time and timestamp, in rule 6's order. */
 static evrt_status_t timing_of(struct evrt__event *e, evrt_event_t h,
                                const char *which, uint64_t *ts) {
-  if (!(flags_of(e) & EVRT_EVENT_TIMING))
+  struct gen g;
+  if (read_gen(e, evrt__raw((uintptr_t)h), &g) == GEN_DEAD)
+    return event_gone(h);
+  uint64_t t = g.ts;
+  if (!(g.flags & EVRT_EVENT_TIMING))
     return evrt__fail(EVRT_ERROR_TIMING_DISABLED,
                       "%s event was created without EVRT_EVENT_TIMING", which);
-  struct gen g = read_gen(e);
-  uint64_t t = g.ts;
-  if (EVRT_UNLIKELY(!still(e, h)))
-    return event_gone(h);
   if (!g.src)
     return evrt__fail(EVRT_ERROR_NOT_RECORDED, "%s event was never recorded",
                       which);
@@ -908,16 +986,19 @@ evrt_status_t evrt_event_elapsed_time(float *ms, evrt_event_t sh,
   if (!ms)
     return evrt__fail(EVRT_ERROR_INVALID_VALUE, "ms is NULL");
   /* Rule 6 order: timing (both), recorded (both), complete (both), device. */
-  unsigned fa = flags_of(a), fb = flags_of(b);
-  struct gen ga = read_gen(a), gb = read_gen(b);
+  struct gen ga, gb;
+  if (read_gen(a, evrt__raw((uintptr_t)sh), &ga) == GEN_DEAD)
+    return event_gone(sh);
+  if (read_gen(b, evrt__raw((uintptr_t)eh), &gb) == GEN_DEAD)
+    return event_gone(eh);
   int da = atomic_load_explicit(&a->device, memory_order_acquire);
   int db = atomic_load_explicit(&b->device, memory_order_acquire);
-  /* after the acquire loads: what they read was the handles' */
+  /* the devices: read after acquire loads, the handles checked after */
   if (EVRT_UNLIKELY(!still(a, sh)))
     return event_gone(sh);
   if (EVRT_UNLIKELY(!still(b, eh)))
     return event_gone(eh);
-  if (!(fa & EVRT_EVENT_TIMING) || !(fb & EVRT_EVENT_TIMING))
+  if (!(ga.flags & EVRT_EVENT_TIMING) || !(gb.flags & EVRT_EVENT_TIMING))
     return evrt__fail(EVRT_ERROR_TIMING_DISABLED,
                       "both events must be created with EVRT_EVENT_TIMING");
   if (!ga.src || !gb.src)

@@ -680,16 +680,6 @@ static inline struct evrt__event *evrt__event_get(evrt_event_t h) {
   return (struct evrt__event *)evrt__table_lookup_sized(
       &evrt__events, (uintptr_t)h, EVRT__EVENT_SLOT);
 }
-/* The same from a raw handle (evrt__raw): for a caller that compares the
- * slot word with it again later. */
-static inline struct evrt__event *evrt__event_get_raw(uint64_t r) {
-  struct evrt__obj *o = evrt__table_slot(&evrt__events, r, EVRT__EVENT_SLOT);
-  /* acquire: as in evrt__table_lookup_sized */
-  if (EVRT_UNLIKELY(!o ||
-                    atomic_load_explicit(&o->hw, memory_order_acquire) != r))
-    return NULL;
-  return (struct evrt__event *)o;
-}
 /* The state every dead event slot is in (table init_slot). */
 void evrt__event_init_slot(struct evrt__obj *o);
 void evrt__event_lock(struct evrt__event *e);

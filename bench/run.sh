@@ -19,12 +19,14 @@ for a in "$@"; do
 done
 BIN="$BUILD/bench/evrt-bench"
 TRACE_BIN="$BUILD/bench/evrt-bench-tracing"
+CHECK_BIN="$BUILD/bench/evrt-bench-check"
+CHECK_ON_BIN="$BUILD/bench/evrt-bench-check-on"
 if [ ! -x "$BIN" ]; then
   echo "run.sh: $BIN not built (cmake --build $BUILD)" >&2
   exit 2
 fi
 if [ -z "$SEL" ]; then
-  SEL="$("$BIN" --list) tracing_off"
+  SEL="$("$BIN" --list) tracing_off check_off check_on"
 fi
 if [ -z "$JSON" ]; then
   echo "evrt benchmark suite: $(uname -srm), $(nproc) cpus, $(date -u '+%Y-%m-%d %H:%M UTC')"
@@ -36,6 +38,10 @@ trap 'rm -f "$LOG" "$LOG.fail"' EXIT INT TERM
 for s in $SEL; do
   if [ "$s" = tracing_off ]; then
     "$TRACE_BIN" $JSON || echo "$s" >> "$LOG.fail"
+  elif [ "$s" = check_off ]; then
+    "$CHECK_BIN" $JSON || echo "$s" >> "$LOG.fail"
+  elif [ "$s" = check_on ]; then
+    "$CHECK_ON_BIN" $JSON || echo "$s" >> "$LOG.fail"
   else
     "$BIN" $JSON "$s" || echo "$s" >> "$LOG.fail"
   fi

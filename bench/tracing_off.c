@@ -17,10 +17,14 @@
  *
  *   evrt-bench-tracing [--json]
  *
- * The same harness is the A/B of two library builds (bench/README.md,
- * "Method"): with --ab NEW OLD it loads those two libevrt.so files instead,
- * adds the create/destroy shapes, and reports NEW / OLD per shape (the
- * geometric mean of both load orders):
+ * The same comparison serves the checker's hooks (EVRT_CHECK off vs
+ * compiled out with EVRT_NO_CHECK): evrt-bench-check is this file built
+ * with the HOOKS_* macros below set for it (bench/CMakeLists.txt).
+ *
+ * And the A/B of two library builds (bench/README.md, "Method"): with
+ * --ab NEW OLD it loads those two libevrt.so files instead, adds the
+ * create/destroy shapes, and reports NEW / OLD per shape (the geometric
+ * mean of both load orders), with no target:
  *
  *   evrt-bench-tracing --ab build-bench/libevrt.so /tmp/old/libevrt.so
  */
@@ -37,6 +41,19 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+/* What is compared (defaults: the trace hooks). */
+#ifndef HOOKS_SCENARIO
+#define HOOKS_SCENARIO "tracing_off"
+#define HOOKS_ON "traced"           /* the copy with the hooks, off */
+#define HOOKS_ROW "tracing off"
+#define HOOKS_BASELINE "tracing_compiled_out"
+#define HOOKS_TITLE                                                            \
+  "trace hooks compiled in but off vs compiled out (EVRT_NO_TRACE), "          \
+  "interleaved, in both load orders"
+#define HOOKS_ENV "EVRT_TRACE"
+#define HOOKS_ENV_WHY "EVRT_TRACE is set: tracing would be on"
+#endif
 
 void bench_die(const char *file, int line, const char *call, int st) {
   fprintf(stderr, "%s:%d: %s failed: status %d\n", file, line, call, st);
@@ -179,21 +196,21 @@ static double pingpong(void *ctx, long iters) {
 }
 
 int main(int argc, char **argv) {
-  /* the two copies: (traced, compiled out), or (NEW, OLD) with --ab */
+  /* the two copies: hooks on and compiled out, or NEW and OLD (--ab) */
   const char *lib_a = EVRT_BENCH_LIB_TRACED, *lib_b = EVRT_BENCH_LIB_NOTRACE;
   bool ab = false;
   for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--json") == 0)
+    if (strcmp(argv[i], "--json") == 0) {
       bench_json = true;
-    else if (strcmp(argv[i], "--ab") == 0 && i + 2 < argc) {
+    } else if (strcmp(argv[i], "--ab") == 0 && i + 2 < argc) {
       ab = true;
       lib_a = argv[++i];
       lib_b = argv[++i];
     }
   }
-  const char *scen = ab ? "ab" : "tracing_off";
-  const char *la = ab ? "new" : "tracing off";
-  const char *lb = ab ? "old" : "compiled out";
+  const char *scen = ab ? "ab" : HOOKS_SCENARIO;
+  const char *la = ab ? "new" : HOOKS_ON, *lb = ab ? "old" : "compiled out";
+  const char *row_a = ab ? "new" : HOOKS_ROW;
   const char *v = getenv("EVRT_BENCH_REPS");
   if (v && atoi(v) >= 5)
     bench_reps = atoi(v) < BENCH_MAX_REPS ? atoi(v) : BENCH_MAX_REPS;
@@ -202,13 +219,13 @@ int main(int argc, char **argv) {
     bench_sample_ms = atof(v);
 #ifdef EVRT_BENCH_TRACE_OFF_BUILD
   if (!ab) {
-    bench_skip("tracing_off", "this build has EVRT_TRACE_COMPILED=OFF: both "
-                              "copies have tracing compiled out");
+    bench_skip(HOOKS_SCENARIO, "this build has EVRT_TRACE_COMPILED=OFF: "
+                               "both copies have tracing compiled out");
     return 0;
   }
 #endif
-  if (getenv("EVRT_TRACE")) {
-    bench_skip("tracing_off", "EVRT_TRACE is set: tracing would be on");
+  if (getenv(HOOKS_ENV)) {
+    bench_skip(scen, HOOKS_ENV_WHY);
     return 0;
   }
   struct {
@@ -224,11 +241,12 @@ int main(int argc, char **argv) {
       {"event_create_destroy", event_create_destroy, 0},
       {"stream_create_destroy", stream_create_destroy, 0},
   };
-  /* the create/destroy shapes only in the A/B (tracing has no hook there) */
+  /* the create/destroy shapes in the A/B only (no hook on those paths) */
   enum { NS_ALL = sizeof shapes / sizeof shapes[0] };
   const int NS = ab ? NS_ALL : NS_ALL - 2;
   /* the child's median, min, max and iterations, case by case */
   double child_figures[2 * NS_ALL][4];
+  const size_t figures_size = (size_t)(2 * NS) * sizeof child_figures[0];
   /* child: the other load order, figures sent back through a pipe */
   int fds[2];
   if (pipe(fds) != 0) {
@@ -256,11 +274,10 @@ int main(int argc, char **argv) {
   } else {
     close(fds[1]);
     int st = 0;
-    size_t want = (size_t)(2 * NS) * sizeof child_figures[0];
-    ssize_t n = read(fds[0], child_figures, want);
+    ssize_t n = read(fds[0], child_figures, figures_size);
     close(fds[0]);
     if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
-        WEXITSTATUS(st) != 0 || n != (ssize_t)want) {
+        WEXITSTATUS(st) != 0 || n != (ssize_t)figures_size) {
       bench_skip(scen, "the child run (%s copy loaded first) failed", lb);
       return 0;
     }
@@ -269,19 +286,14 @@ int main(int argc, char **argv) {
       return 0;
     }
   }
-  if (!child) {
-    if (ab)
-      bench_title("ab", "library NEW vs OLD, interleaved, in both load "
-                        "orders");
-    else
-      bench_title("tracing_off", "trace hooks compiled in but off vs "
-                                 "compiled out (EVRT_NO_TRACE), "
-                                 "interleaved, in both load orders");
-  }
+  if (!child)
+    bench_title(scen, ab ? "library NEW vs OLD, interleaved, in both load "
+                           "orders"
+                         : HOOKS_TITLE);
   struct bench_case cs[2 * NS_ALL];
   static char names[2 * NS_ALL][80];
   for (int k = 0; k < NS; k++) {
-    snprintf(names[2 * k], 80, "%s, %s", shapes[k].variant, la);
+    snprintf(names[2 * k], 80, "%s, %s", shapes[k].variant, row_a);
     snprintf(names[2 * k + 1], 80, "%s, %s", shapes[k].variant, lb);
     cs[2 * k] = (struct bench_case){.name = names[2 * k], .fn = shapes[k].fn,
                                     .ctx = &on,
@@ -301,9 +313,8 @@ int main(int argc, char **argv) {
       out[i][2] = cs[i].max;
       out[i][3] = (double)cs[i].iters;
     }
-    size_t want = (size_t)(2 * NS) * sizeof out[0];
-    ssize_t w = write(fds[1], out, want);
-    _exit(w == (ssize_t)want ? 0 : 4);
+    ssize_t w = write(fds[1], out, figures_size);
+    _exit(w == (ssize_t)figures_size ? 0 : 4);
   }
   /* the child's figures, then the ratio in each order and their mean */
   bench_note("%s copy loaded first (a forked child):", lb);
@@ -332,8 +343,8 @@ int main(int argc, char **argv) {
       continue;
     }
     bench_compare_values(
-        "tracing_off", shapes[k].variant, names[2 * k],
-        sqrt(t1->median * t2->median), "tracing_compiled_out",
+        HOOKS_SCENARIO, shapes[k].variant, names[2 * k],
+        sqrt(t1->median * t2->median), HOOKS_BASELINE,
         sqrt(n1->median * n2->median),
         (struct bench_target){BT_RATIO_LE, 1.05,
                               "costs nothing measurable (<= 1.05x)"},

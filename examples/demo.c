@@ -9,9 +9,16 @@
  * and the producer waits free[k] before it reuses slot k (double buffering).
  * Each stage also sleeps a little (evrt_stream_delay) so the overlap of the
  * stages shows in the elapsed times and in a trace (EVRT_TRACE=demo.json).
+ *
+ * The host functions declare what they read and write (evrt_check_access),
+ * so that EVRT_CHECK=1 checks their order too (docs/check.md).  With
+ * --forget-wait the consumer does not wait for the transform: a data race
+ * that usually computes the right sum, and that EVRT_CHECK=1 reports.
+ * --no-delay leaves the delays out (bench/check_on.c times it).
  */
 #include <evrt.h>
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +56,8 @@ static struct job jobs[BATCHES];
 
 static void produce(void *p) {
   struct job *j = p;
+  evrt_check_access(&j->slot->batch, sizeof j->slot->batch, EVRT_CHECK_WRITE);
+  evrt_check_access(j->slot->raw, sizeof j->slot->raw, EVRT_CHECK_WRITE);
   j->slot->batch = j->batch;
   for (int i = 0; i < N; i++)
     j->slot->raw[i] = (long)j->batch * N + i;
@@ -56,6 +65,9 @@ static void produce(void *p) {
 
 static void transform(void *p) {
   struct job *j = p;
+  evrt_check_access(j->slot->raw, sizeof j->slot->raw, EVRT_CHECK_READ);
+  evrt_check_access(j->slot->scratch, sizeof j->slot->scratch,
+                    EVRT_CHECK_WRITE);
   for (int i = 0; i < N; i++)
     j->slot->scratch[i] = j->slot->raw[i] * j->slot->raw[i];
 }
@@ -63,6 +75,9 @@ static void transform(void *p) {
 static void consume(void *p) {
   struct job *j = p;
   long sum = 0;
+  evrt_check_access(&j->slot->batch, sizeof j->slot->batch, EVRT_CHECK_READ);
+  evrt_check_access(j->slot->squared, sizeof j->slot->squared,
+                    EVRT_CHECK_READ);
   if (j->slot->batch != j->batch)
     (*j->errors)++;
   for (int i = 0; i < N; i++) {
@@ -74,7 +89,12 @@ static void consume(void *p) {
   *j->total += sum;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  bool forget_wait = false, no_delay = false;
+  for (int a = 1; a < argc; a++) {
+    forget_wait |= strcmp(argv[a], "--forget-wait") == 0;
+    no_delay |= strcmp(argv[a], "--no-delay") == 0;
+  }
   evrt_stream_t prod, xform, cons;
   CHECK(evrt_stream_create(&prod, 0, 0, 0));
   CHECK(evrt_stream_create(&xform, 0, 0, 0));
@@ -108,19 +128,23 @@ int main(void) {
      * the first use, freed[k] was never recorded: an empty dependency. */
     CHECK(evrt_stream_wait_event(prod, freed[k]));
     CHECK(evrt_launch_host_func_labeled(prod, produce, j, "produce"));
-    CHECK(evrt_stream_delay(prod, 2000000));
+    if (!no_delay)
+      CHECK(evrt_stream_delay(prod, 2000000));
     CHECK(evrt_event_record(filled[k], prod));
 
     CHECK(evrt_stream_wait_event(xform, filled[k]));
     CHECK(evrt_launch_host_func_labeled(xform, transform, j, "square"));
-    CHECK(evrt_stream_delay(xform, 3000000));
+    if (!no_delay)
+      CHECK(evrt_stream_delay(xform, 3000000));
     CHECK(evrt_memcpy_async(xform, j->slot->squared, j->slot->scratch,
                             sizeof j->slot->squared));
     CHECK(evrt_event_record(ready[k], xform));
 
-    CHECK(evrt_stream_wait_event(cons, ready[k]));
+    if (!forget_wait)
+      CHECK(evrt_stream_wait_event(cons, ready[k]));
     CHECK(evrt_launch_host_func_labeled(cons, consume, j, "check+sum"));
-    CHECK(evrt_stream_delay(cons, 1000000));
+    if (!no_delay)
+      CHECK(evrt_stream_delay(cons, 1000000));
     CHECK(evrt_event_record(freed[k], cons));
   }
   CHECK(evrt_event_record(produced, prod));

@@ -10,10 +10,33 @@
  *    EVRT_NOT_READY is a normal status (query of pending work), not a failure.
  *  - Handles are opaque, validated ids with a generation tag: NULL, destroyed,
  *    double-destroyed or forged handles give EVRT_ERROR_INVALID_HANDLE.
+ *    Except: a NULL stream stands for the calling thread's current device's
+ *    default stream wherever a stream is taken (as CUDA's stream 0 and
+ *    ACL's NULL stream do); evrt_stream_destroy(NULL) is
+ *    EVRT_ERROR_NOT_PERMITTED, as for any default stream.
  *  - A failing call changes nothing.  evrt_last_error_message() gives the
  *    detail of the last failure on the calling thread.
  *  - Times are in nanoseconds unless the name says otherwise; a negative
  *    timeout means "wait forever".
+ *
+ * Tags: the line above each function says, in this order,
+ *  [ts]       thread-safe: may be called from any thread, racing any other
+ *             call on the same objects, destroy included;
+ *  [!ts]      must not run while any other thread is in (or enters) evrt;
+ *  [nb]       does not wait: returns without waiting for enqueued work,
+ *             another thread's progress, a timeout or file I/O (it may take
+ *             a short internal lock, allocate, or start a runtime thread:
+ *             the workers at the first call, the timer, the IPC watcher);
+ *  [blocks]   may wait: for enqueued work or a timeout (synchronize), or
+ *             for file I/O (tracing);
+ *  [hostfn]   may be called from a host function (evrt_launch_host_func);
+ *  [hostfn*]  may be called from a host function, except to wait for work
+ *             that the host function's own stream has yet to reach: that
+ *             returns EVRT_ERROR_WOULD_DEADLOCK instead of hanging (any other
+ *             wait holds the worker thread; the pool adds workers meanwhile);
+ *  [!hostfn]  from a host function returns EVRT_ERROR_WOULD_DEADLOCK.
+ * tests/install/abi_check.py (test abi_evrt) refuses a declaration without
+ * its tag line.
  *
  * The normative semantics are in docs/design.md.
  */
@@ -33,6 +56,9 @@ extern "C" {
 #define EVRT_EXPORT
 #endif
 
+/* The version of evrt, written here only: CMake's project version (and from
+ * it the pkg-config files, the CMake package and the Debian packages) and
+ * python/setup.py read these three lines. */
 #define EVRT_VERSION_MAJOR 0
 #define EVRT_VERSION_MINOR 1
 #define EVRT_VERSION_PATCH 0
@@ -65,7 +91,12 @@ extern "C" {
                         "in the child")                                        \
   XX(ERROR_SHUTDOWN, 117, "library has been shut down")                        \
   XX(ERROR_SYSTEM, 118, "operating system call failed")                        \
-  XX(ERROR_INTERNAL, 119, "internal error")
+  XX(ERROR_INTERNAL, 119, "internal error")                                   \
+  XX(ERROR_DEADLOCK, 120, "awaited streams wait on each other (EVRT_CHECK)") \
+  /* failures (numbered from 140: other blocks take the values after 119) */ \
+  XX(ERROR_TASK_FAILED, 140, "a task of the stream failed")                   \
+  XX(ERROR_ABORTED, 141, "queued work of the stream was discarded by an "     \
+                         "abort")
 
 typedef enum evrt_status {
 #define EVRT_ENUM_(name, value, msg) EVRT_##name = value,
@@ -74,42 +105,56 @@ typedef enum evrt_status {
 } evrt_status_t;
 
 /* Message for a status ("success", "invalid argument value", ...). */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT const char *evrt_strerror(evrt_status_t status);
 /* Name of a status ("EVRT_SUCCESS", "EVRT_ERROR_INVALID_HANDLE", ...). */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT const char *evrt_err_name(evrt_status_t status);
 /* Detail of the last failing call on this thread ("" if none).  The pointer
  * stays valid until the next evrt call on this thread. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT const char *evrt_last_error_message(void);
 /* Status of the last failing call on this thread (EVRT_SUCCESS if none). */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_last_error(void);
 /* Forget the last error of this thread. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT void evrt_clear_last_error(void);
 
 /* ------------------------------------------------------------------------ */
 /* Library */
 
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT unsigned evrt_version(void);          /* EVRT_VERSION_HEX */
-EVRT_EXPORT const char *evrt_version_string(void); /* "0.1.0" */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT const char *evrt_version_string(void); /* "MAJOR.MINOR.PATCH" */
 
 /* Initialization is implicit on first use; evrt_init() makes it explicit.
  * evrt_shutdown() waits for running work items, discards queued ones, joins
  * every worker thread, flushes the trace and invalidates every handle.  Later
  * calls return EVRT_ERROR_SHUTDOWN.  After fork() in a process that had
  * initialized evrt, every call in the child returns EVRT_ERROR_FORKED. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_init(void);
+/* [!ts] [blocks] [!hostfn] */
 EVRT_EXPORT evrt_status_t evrt_shutdown(void);
 
 /* ------------------------------------------------------------------------ */
 /* Devices.  The cpu backend has EVRT_CPU_DEVICES (default 1) virtual devices.
  * The current device is per host thread (default 0). */
 
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_device_count(int *count);
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_set_device(int device);
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_get_device(int *device);
 /* Block until every stream of the device, destroyed ones still draining
  * included, has finished the work enqueued before the call. */
+/* [ts] [blocks] [hostfn*] */
 EVRT_EXPORT evrt_status_t evrt_device_synchronize(int device);
 /* EVRT_ERROR_TIMEOUT if not done within timeout_ns (negative: forever). */
+/* [ts] [blocks] [hostfn*] */
 EVRT_EXPORT evrt_status_t evrt_device_synchronize_timeout(int device,
                                                           int64_t timeout_ns);
 /* Event resources: an event takes one of its device's resources at its first
@@ -117,10 +162,13 @@ EVRT_EXPORT evrt_status_t evrt_device_synchronize_timeout(int device,
  * default limit is 65535 per device (EVRT_EVENT_LIMIT in the environment
  * changes the default).  Lowering the limit below the number in use is an
  * error. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_device_set_event_limit(int device,
                                                       uint32_t limit);
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_device_get_event_limit(int device,
                                                       uint32_t *limit);
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_device_event_available(int device,
                                                       uint32_t *available);
 
@@ -132,48 +180,63 @@ typedef void (*evrt_host_fn)(void *user_data);
 
 /* Priority: lower numbers run first (CUDA convention); 0 is normal and any
  * negative value is "high".  No flags are defined yet: pass 0. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_stream_create(evrt_stream_t *stream, int device,
                                              int priority, unsigned flags);
 /* The default stream of a device (cannot be destroyed). device -1 = current. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_stream_default(int device,
                                               evrt_stream_t *stream);
 /* Returns at once; pending work still completes; the handle is invalid at
  * once and the stream's resources are freed when its work is done. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_stream_destroy(evrt_stream_t stream);
 /* EVRT_SUCCESS if all enqueued work is done, else EVRT_NOT_READY. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_stream_query(evrt_stream_t stream);
+/* [ts] [blocks] [hostfn*] */
 EVRT_EXPORT evrt_status_t evrt_stream_synchronize(evrt_stream_t stream);
 /* EVRT_ERROR_TIMEOUT if not done within timeout_ns (negative: forever). */
+/* [ts] [blocks] [hostfn*] */
 EVRT_EXPORT evrt_status_t evrt_stream_synchronize_timeout(evrt_stream_t stream,
                                                           int64_t timeout_ns);
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_stream_get_device(evrt_stream_t stream,
                                                  int *device);
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_stream_get_priority(evrt_stream_t stream,
                                                    int *priority);
 /* A process-unique id of the stream (stable for its lifetime; for traces and
  * for languages that need a hashable value). */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_stream_get_id(evrt_stream_t stream,
                                              uint64_t *id);
 /* Label used by traces (copied; at most 63 bytes kept). */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_stream_set_name(evrt_stream_t stream,
                                                const char *name);
 
 /* Work items, executed in order.  A host function runs on a worker thread
  * with no runtime lock held; it may call non-blocking evrt functions. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_launch_host_func(evrt_stream_t stream,
                                                 evrt_host_fn fn,
                                                 void *user_data);
 /* Same, with a label shown in traces (copied; at most 31 bytes kept). */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_launch_host_func_labeled(evrt_stream_t stream,
                                                         evrt_host_fn fn,
                                                         void *user_data,
                                                         const char *label);
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_memcpy_async(evrt_stream_t stream, void *dst,
                                             const void *src, size_t bytes);
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_memset_async(evrt_stream_t stream, void *dst,
                                             int value, size_t bytes);
 /* A timed wait of delay_ns in stream order that burns no CPU and holds no
  * worker thread. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_stream_delay(evrt_stream_t stream,
                                             uint64_t delay_ns);
 
@@ -203,68 +266,97 @@ typedef enum evrt_event_state {
   EVRT_EVENT_STATE_COMPLETE = 2    /* latest generation complete */
 } evrt_event_state_t;
 
+/* Extensible: the caller sets struct_size before the call, in C
+ *     evrt_event_info_t info = {.struct_size = sizeof info};
+ * Fields are only ever appended (after `reserved`, which keeps the size a
+ * multiple of 8 so that each version has its own size), so a program built
+ * against an older evrt.h passes its smaller size and gets exactly the
+ * fields it knows.  evrt_event_get_info accepts every size a release has had
+ * (0.1: 40 bytes) and writes that many bytes; any other size (0: not set;
+ * larger: built against a newer evrt.h than the library) is
+ * EVRT_ERROR_INVALID_VALUE with nothing written.  The library never changes
+ * struct_size, so the struct can be reused. */
 typedef struct evrt_event_info {
+  uint32_t struct_size;    /* set by the caller: sizeof(evrt_event_info_t) */
   unsigned flags;
   int device;              /* -1 until the first record or export */
   evrt_event_state_t state;
   uint64_t record_count;   /* number of records so far (generation number) */
   uint64_t record_thread;  /* evrt_thread_id() of the latest record, 0 if none */
   int imported;            /* opened from an interprocess handle */
+  uint32_t reserved;       /* 0 */
 } evrt_event_info_t;
 
 /* Events are created lazily: no backend resource until the first record or
  * interprocess export. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_event_create(evrt_event_t *event,
                                             unsigned flags);
 /* Returns at once even if generations are pending; waiters are unaffected. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_event_destroy(evrt_event_t event);
 /* New generation = all work enqueued on stream before this call. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_event_record(evrt_event_t event,
                                             evrt_stream_t stream);
 /* EVRT_SUCCESS if the latest generation is complete (or never recorded),
  * EVRT_NOT_READY otherwise. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_event_query(evrt_event_t event);
+/* [ts] [blocks] [hostfn*] */
 EVRT_EXPORT evrt_status_t evrt_event_synchronize(evrt_event_t event);
+/* [ts] [blocks] [hostfn*] */
 EVRT_EXPORT evrt_status_t evrt_event_synchronize_timeout(evrt_event_t event,
                                                          int64_t timeout_ns);
 /* stream waits for the generation current now; later records, resets or the
  * destruction of event do not change what it waits for. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_stream_wait_event(evrt_stream_t stream,
                                                  evrt_event_t event);
 /* Same, failing the waiting stream's wait after timeout_ns: the stream goes
- * on, and the timeout is counted in evrt_stream_wait_timeouts(). */
+ * on, and the timeout is counted in evrt_stream_wait_failures(). */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_stream_wait_event_timeout(evrt_stream_t stream,
                                                          evrt_event_t event,
                                                          int64_t timeout_ns);
 /* Number of waits on this stream that ended by timeout or peer loss. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_stream_wait_failures(evrt_stream_t stream,
                                                     uint64_t *count);
 /* Milliseconds from start to end.  Errors, checked in this order:
  * EVRT_ERROR_TIMING_DISABLED, EVRT_ERROR_NOT_RECORDED,
  * EVRT_ERROR_NOT_COMPLETE, EVRT_ERROR_DEVICE_MISMATCH. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_event_elapsed_time(float *ms,
                                                   evrt_event_t start,
                                                   evrt_event_t end);
 /* CLOCK_MONOTONIC time (ns) at which the latest record executed; same errors
  * as elapsed time. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_event_timestamp(evrt_event_t event,
                                                uint64_t *ns);
 /* Enqueue on stream a work item that returns the event to "not recorded"
  * (and gives back its event resource).  It has no effect if the event was
  * recorded again after this call.  The event must have been recorded. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_event_reset(evrt_event_t event,
                                            evrt_stream_t stream);
 /* EVRT_SUCCESS when every stream that waited on the latest generation has
  * passed its wait (or none waited), else EVRT_NOT_READY. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_event_wait_status(evrt_event_t event);
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_event_get_info(evrt_event_t event,
                                               evrt_event_info_t *info);
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_event_get_device(evrt_event_t event,
                                                 int *device);
 /* A process-unique id of the event (for traces and hashing). */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_event_get_id(evrt_event_t event, uint64_t *id);
 
 /* Non-zero id of the calling thread, as stored in evrt_event_info_t. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT uint64_t evrt_thread_id(void);
 
 /* ------------------------------------------------------------------------ */
@@ -277,19 +369,245 @@ typedef struct evrt_ipc_event_handle {
 
 /* Export an EVRT_EVENT_INTERPROCESS event (initialized on the current device
  * if never recorded).  Imported events cannot be re-exported. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_event_ipc_handle(evrt_event_t event,
                                                 evrt_ipc_event_handle_t *handle);
 /* Open a handle exported by another process.  The event has timing off and
- * may be queried, synchronized, waited on and recorded. */
+ * may be queried, synchronized, waited on and recorded, on a stream of any
+ * device (its device is the exporter's).  The handle of an event that its
+ * exporter destroyed gives EVRT_ERROR_INVALID_HANDLE. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_event_ipc_open(evrt_event_t *event,
                                               const evrt_ipc_event_handle_t *handle);
 
 /* ------------------------------------------------------------------------ */
+/* Failing tasks, sticky stream errors, stop-on-failure, abort
+ * (docs/design.md, "Failures": the state machine of a stream's error).
+ *
+ * A task fails when a host function launched with
+ * evrt_launch_host_func_status returns non-zero.  The stream's error is then
+ * pending: every synchronize and query of the stream, of an event recorded
+ * on it after the failed task, and evrt_device_synchronize of its device
+ * report EVRT_ERROR_TASK_FAILED (the detail: evrt_last_task_failure) until
+ * the program clears it with evrt_stream_clear_error.  The first failure is
+ * kept; later ones (in continue mode) are not recorded until it is cleared.
+ * In EVRT_FAILURE_STOP mode the stream skips its tasks after the failed one
+ * (host functions, copies, fills, delays, waits and value writes complete
+ * without running; records and resets still complete their generations)
+ * until the error is cleared.  evrt_stream_abort discards the queued work
+ * of a stream in the same way and leaves EVRT_ERROR_ABORTED pending when it
+ * discarded anything. */
+
+typedef int32_t (*evrt_host_fn_status)(void *user_data);
+
+/* A host function that returns 0 on success and any other value (its error
+ * code, kept in the failure record) when it fails. */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_launch_host_func_status(evrt_stream_t stream,
+                                                       evrt_host_fn_status fn,
+                                                       void *user_data);
+
+typedef struct evrt_task_failure {
+  evrt_status_t status;     /* EVRT_ERROR_TASK_FAILED or EVRT_ERROR_ABORTED;
+                               EVRT_SUCCESS: no error pending */
+  int32_t code;             /* the task's return value (0 for an abort) */
+  int device;
+  uint64_t stream_id;       /* evrt_stream_get_id() of its stream */
+  uint64_t task_id;         /* its position in the stream (1-based), as
+                               evrt_thread_last_task() gives it; for an
+                               abort, the first task discarded */
+  uint64_t thread_id;       /* evrt_thread_id() of the thread that enqueued
+                               it (0 for an abort) */
+  evrt_host_fn_status fn;   /* the failing function and its argument */
+  void *user_data;
+} evrt_task_failure_t;
+
+#define EVRT_FAILURE_CONTINUE 0u /* later tasks run (the default) */
+#define EVRT_FAILURE_STOP 1u     /* later tasks are skipped until cleared */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_stream_set_failure_mode(evrt_stream_t stream,
+                                                       unsigned mode);
+/* The pending error of the stream (info->status EVRT_SUCCESS if none). */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_stream_get_error(evrt_stream_t stream,
+                                                evrt_task_failure_t *info);
+/* Take the pending error (into info unless NULL) and clear it: the stream
+ * and its events report success again, and a stopped stream runs its tasks
+ * again. */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_stream_clear_error(evrt_stream_t stream,
+                                                  evrt_task_failure_t *info);
+/* The failure behind the last EVRT_ERROR_TASK_FAILED or EVRT_ERROR_ABORTED
+ * that a call returned on this thread (status EVRT_SUCCESS if none). */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_last_task_failure(evrt_task_failure_t *info);
+/* Discard the work queued on the stream: every task enqueued before the
+ * call that has not started is skipped (a running host function is not
+ * interrupted); parked waits end at once.  Its generations complete, so
+ * waiters are released.  The stream is usable at once: work enqueued after
+ * the call runs normally. */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_stream_abort(evrt_stream_t stream);
+
+/* Called on the worker that ran a failed task, right after it and before
+ * the stream goes on, with no runtime lock held (as a host function of that
+ * stream: it may call non-blocking evrt functions).  Not called for
+ * aborts.  At most 16 registrations; registering a (fn, user_data) pair
+ * twice is a no-op, and removing does not wait for calls in progress. */
+typedef void (*evrt_failure_fn)(const evrt_task_failure_t *failure,
+                                void *user_data);
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_failure_callback_add(evrt_failure_fn fn,
+                                                    void *user_data);
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_failure_callback_remove(evrt_failure_fn fn,
+                                                       void *user_data);
+
+/* The last task this thread enqueued: its stream's id and its position
+ * (both 0 if none yet).  Records and waits that need no work item (their
+ * generation is complete at the call) enqueue nothing. */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_thread_last_task(uint64_t *stream_id,
+                                                uint64_t *task_id);
+
+/* Declare that the calling thread does work that task task_id of stream
+ * waits for (a callback that a subscribed thread runs while the stream is
+ * parked on it): until evrt_thread_serve_end(), evrt's synchronize calls
+ * from this thread refuse to wait for that task or later work of the stream
+ * (EVRT_ERROR_WOULD_DEADLOCK), as they do in a host function of the stream.
+ * Not nestable. */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_thread_serve_begin(evrt_stream_t stream,
+                                                  uint64_t task_id);
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT void evrt_thread_serve_end(void);
+
+/* ------------------------------------------------------------------------ */
+/* Stream-ordered values (docs/design.md, "Values"): a stream waits, parked
+ * and holding no worker, until a 64-bit word of memory satisfies a
+ * condition, and writes a word in stream order.  The word is any 8-byte
+ * aligned uint64_t the program owns (it must stay valid while waits on it
+ * are pending).  A parked wait re-checks its word when evrt writes it
+ * (evrt_stream_write_value64, evrt_value_write64, a copy or fill that covers
+ * it), when evrt_value_notify names it, and (unless
+ * EVRT_VALUE_WAIT_EXPLICIT) when any host function returns, since host
+ * functions stand for device kernels that write memory.  A store evrt does
+ * not see (another process's) is seen with EVRT_VALUE_WAIT_POLL. */
+
+/* Conditions (the values of CUDA's CU_STREAM_WAIT_VALUE_* and ACL's
+ * ACL_STREAM_WAIT_VALUE_*) */
+#define EVRT_VALUE_WAIT_GEQ 0x0u /* (int64_t)(*addr - value) >= 0 */
+#define EVRT_VALUE_WAIT_EQ 0x1u  /* *addr == value */
+#define EVRT_VALUE_WAIT_AND 0x2u /* (*addr & value) != 0 */
+#define EVRT_VALUE_WAIT_NOR 0x3u /* ~(*addr | value) != 0 */
+/* Modifiers */
+/* When the condition holds, atomically set the word to 0 as the wait
+ * passes: of several waits that one write satisfies, one passes. */
+#define EVRT_VALUE_WAIT_RESET 0x10u
+/* Also re-check periodically (50 us, doubling to 10 ms): the word is
+ * written where evrt cannot see it (another process). */
+#define EVRT_VALUE_WAIT_POLL 0x20u
+/* Only evrt's writes and evrt_value_notify wake the wait, not the return of
+ * host functions (cheaper when many waits are parked). */
+#define EVRT_VALUE_WAIT_EXPLICIT 0x40u
+#define EVRT_VALUE_WAIT_FLAGS_ALL 0x73u
+
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_stream_wait_value64(evrt_stream_t stream,
+                                                   uint64_t *addr,
+                                                   uint64_t value,
+                                                   unsigned flags);
+/* Store value into *addr when the stream reaches it (flags: 0). */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_stream_write_value64(evrt_stream_t stream,
+                                                    uint64_t *addr,
+                                                    uint64_t value,
+                                                    unsigned flags);
+/* Store value into *addr now, from the host, and wake the waits on it. */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_value_write64(uint64_t *addr, uint64_t value);
+/* Wake the waits on words in [addr, addr + bytes) to re-check them, after
+ * the program stored there by other means. */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_value_notify(const void *addr, size_t bytes);
+
+/* ------------------------------------------------------------------------ */
+/* Device-wide host function */
+
+#define EVRT_DEVICE_ALL (-2)
+/* Run fn(user_data) once every stream of device (EVRT_DEVICE_ALL: of every
+ * device), destroyed ones still draining included, has finished the work
+ * enqueued on it before this call.  It holds up no stream.  When nothing is
+ * pending, fn runs on the calling thread before the call returns; otherwise
+ * on a worker thread, as a host function. */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_device_launch_host_func(int device,
+                                                       evrt_host_fn fn,
+                                                       void *user_data);
+
+/* Synchronization checker (EVRT_CHECK=1 in the environment; docs/check.md).
+ * With the checker on, evrt checks the happens-before order of every access
+ * it sees (its copies and fills, and what is declared here) and reports
+ * data races, uses after free, unsynchronized host accesses and deadlocks
+ * on stderr ("evrt-check: KIND ..."); the process then exits with status 66
+ * (EVRT_CHECK_EXITCODE=N changes it, 0 keeps the program's own).  With the
+ * checker off these calls check their arguments and return at once. */
+
+#define EVRT_CHECK_READ 0x1u
+#define EVRT_CHECK_WRITE 0x2u
+
+/* 1 if the checker is on in this process, else 0. */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT int evrt_check_enabled(void);
+/* Declare that the calling code reads and/or writes [ptr, ptr + bytes):
+ * from a host function it is an access of that work item (in its stream's
+ * order), elsewhere an access of the calling host thread.  mode is
+ * EVRT_CHECK_READ, EVRT_CHECK_WRITE or both. */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_check_access(const void *ptr, size_t bytes,
+                                            unsigned mode);
+/* An allocator hands out [ptr, ptr + bytes): work not ordered after this
+ * call that touches it is reported as a use after free (of its earlier
+ * life). */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_check_alloc(const void *ptr, size_t bytes);
+/* The block is freed: work not ordered before this call that touches it,
+ * now or later, is reported as a use after free.  release(ptr) gives the
+ * memory back: at once with the checker off; with it on, after a
+ * quarantine, so that a late access is reported instead of hitting reused
+ * memory.  release may be NULL (the caller frees the memory itself). */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_check_free(void *ptr, size_t bytes,
+                                          void (*release)(void *ptr));
+/* Synchronization between host threads (or host functions) that evrt does
+ * not see: a flag, a mutex, a condition variable, a thread join.  Call
+ * evrt_check_release(sync) after the writes it publishes and
+ * evrt_check_acquire(sync) after observing it (sync: any address naming
+ * the synchronization object): everything before the release is then
+ * ordered before everything after the acquire. */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_check_release(const void *sync);
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_check_acquire(const void *sync);
+/* Name the call site of the calling thread's next evrt calls in reports
+ * (a language binding passes its own source position, "train.py:42 (step)";
+ * at most 255 bytes kept), instead of the C stack; NULL goes back to the
+ * stack. */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_check_site(const char *where);
+/* Number of findings so far (each occurrence; 0 with the checker off). */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT uint64_t evrt_check_findings(void);
+
+/* ------------------------------------------------------------------------ */
 /* Tracing (Chrome trace-event JSON; also EVRT_TRACE=path.json) */
 
+/* [ts] [blocks] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_trace_start(const char *path);
+/* [ts] [blocks] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_trace_stop(void);
 /* Number of trace entries dropped because a buffer was full. */
+/* [ts] [nb] [hostfn] */
 EVRT_EXPORT uint64_t evrt_trace_dropped(void);
 
 #ifdef __cplusplus

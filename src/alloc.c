@@ -1,19 +1,22 @@
 /*
- * alloc.c - the runtime's allocations, with the fault-injection hook used by
- * tests/test_fault_alloc.c (the n-th allocation fails).
+ * alloc.c - the runtime's allocations.  The test-only static core
+ * (evrt_static, built with EVRT_TEST_HOOKS) adds the fault-injection hook
+ * used by tests/fault/fault_alloc_sites.c (the n-th allocation fails);
+ * libevrt.so has neither the hook nor its check.
  */
 #include "internal.h"
 
 #include <stdlib.h>
 
+#ifdef EVRT_TEST_HOOKS
 /* Countdown to the failing allocation: 0 = disarmed.  Relaxed: the hook is
  * armed by a test thread before it makes the calls it targets. */
 static atomic_long fail_countdown;
 static atomic_long alloc_count;
 
-/* Set by the first call of the hook: until then (always, outside the fault
- * tests) an allocation costs one read of a line nobody writes, not an
- * atomic increment of a counter shared by every thread. */
+/* Set by the first call of the hook: until then an allocation costs one
+ * read of a line nobody writes, not an atomic increment of a counter shared
+ * by every thread. */
 static atomic_bool hook_armed;
 
 static bool should_fail(void) {
@@ -32,6 +35,9 @@ long evrt__test_fail_alloc_at(long n) {
   atomic_store_explicit(&fail_countdown, n > 0 ? n : 0, memory_order_relaxed);
   return atomic_exchange_explicit(&alloc_count, 0, memory_order_relaxed);
 }
+#else
+static inline bool should_fail(void) { return false; }
+#endif
 
 void *evrt__malloc(size_t size) {
   EVRT__NO_SPIN_HELD("malloc");
@@ -53,7 +59,7 @@ void evrt__free(void *p) {
   free(p);
 }
 
-#ifdef EVRT_CHECK_SPIN
+#ifdef EVRT_TEST_HOOKS
 EVRT_TLS unsigned evrt__tls_spins_held;
 static atomic_long spin_violations;
 static _Atomic(const char *) spin_violation_what;

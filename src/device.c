@@ -66,6 +66,10 @@ evrt_status_t evrt_get_device(int *device) {
   return EVRT_SUCCESS;
 }
 
+struct evrt__stream *evrt__stream_null_default(void) {
+  return evrt__devices[evrt__tls_device].def;
+}
+
 evrt_status_t evrt_stream_default(int device, evrt_stream_t *stream) {
   evrt_status_t st = evrt__ready();
   if (st)
@@ -104,6 +108,7 @@ evrt_status_t evrt_device_synchronize_timeout(int device, int64_t timeout_ns) {
       timeout_ns >= 0 ? evrt__deadline_after(evrt__now_ns(), (uint64_t)timeout_ns)
                       : 0;
   struct evrt__table *t = &evrt__streams;
+  struct evrt__stream *failed = NULL;
   uint32_t n = atomic_load_explicit(&t->next_unused, memory_order_acquire);
   for (uint32_t i = 0; i < n; i++) {
     struct evrt__stream *s = (struct evrt__stream *)evrt__table_at(t, i);
@@ -111,9 +116,18 @@ evrt_status_t evrt_device_synchronize_timeout(int device, int64_t timeout_ns) {
       continue;
     /* acquire: pairs with the producer's release of enq_seq */
     uint64_t target = atomic_load_explicit(&s->enq_seq, memory_order_acquire);
-    if (evrt__done(s) >= target ||
-        atomic_load_explicit(&s->device, memory_order_relaxed) != device)
+    if (atomic_load_explicit(&s->device, memory_order_relaxed) != device)
       continue;
+    if (evrt__done(s) >= target) {
+      /* A failed task's pending error (src/failure.c): reported as a
+       * stream synchronize would, once the device's work is waited for.
+       * (A destroyed stream's error goes with it.) */
+      if (EVRT_UNLIKELY(atomic_load_explicit(&s->err_seq,
+                                             memory_order_relaxed)) &&
+          !atomic_load_explicit(&s->destroyed, memory_order_relaxed))
+        failed = s;
+      continue;
+    }
     int64_t left = -1;
     if (deadline) {
       uint64_t now = evrt__now_ns();
@@ -125,8 +139,14 @@ evrt_status_t evrt_device_synchronize_timeout(int device, int64_t timeout_ns) {
                         (long long)timeout_ns);
     if (st)
       return st;
+    if (EVRT_UNLIKELY(atomic_load_explicit(&s->err_seq,
+                                           memory_order_relaxed)) &&
+        !atomic_load_explicit(&s->destroyed, memory_order_relaxed))
+      failed = s;
   }
-  return EVRT_SUCCESS;
+  if (EVRT_UNLIKELY(evrt__check_on) && !failed)
+    evrt__check_observe_device(device);
+  return failed ? evrt__error_check(failed, UINT64_MAX) : EVRT_SUCCESS;
 }
 
 bool evrt__event_resource_take(int device) {

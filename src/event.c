@@ -79,6 +79,10 @@ struct gen {
 
 enum { GEN_DEAD = -1, GEN_BUSY = 0, GEN_OK = 1 };
 
+static inline bool gen_done(const struct gen *g) {
+  return !g->src || evrt__done(g->src) >= g->target;
+}
+
 /* The seqlock reader, the only one: one attempt at a snapshot of the
  * latest generation of the event whose raw handle is r (src and target;
  * with `full` also rec_no and ts).  GEN_BUSY if a writer held the lock or
@@ -138,9 +142,18 @@ static inline struct evrt__event *event_slot(uint64_t r) {
                                                 EVRT__EVENT_SLOT);
 }
 
-static inline bool gen_done(const struct gen *g) {
-  return !g->src || evrt__done(g->src) >= g->target;
+/* Query's answer from a snapshot: NOT_READY, SUCCESS, or the pending error
+ * of the failed task the generation covers (src/failure.c: one more load,
+ * of the line done_seq was read from). */
+static inline evrt_status_t latest_status(struct evrt__event *e,
+                                          const struct gen *g) {
+  if (!gen_done(g))
+    return EVRT_NOT_READY;
+  if (EVRT_UNLIKELY(evrt__check_on))
+    evrt__check_observe_event(e);
+  return g->src ? evrt__error_check(g->src, g->target) : EVRT_SUCCESS;
 }
+
 
 static inline __attribute__((always_inline)) evrt_status_t
 get_event(evrt_event_t h, struct evrt__event **out) {
@@ -167,18 +180,24 @@ stream_gone(evrt_stream_t h) {
 }
 
 static inline __attribute__((always_inline)) evrt_status_t
-get_pair(evrt_event_t eh, evrt_stream_t sh,
+get_pair_(evrt_event_t eh, evrt_stream_t *sh,
                               struct evrt__event **e, struct evrt__stream **s) {
   evrt_status_t st = get_event(eh, e);
   if (EVRT_UNLIKELY(st))
     return st;
-  *s = evrt__stream_get(sh);
-  if (EVRT_UNLIKELY(!*s))
-    return evrt__fail(EVRT_ERROR_INVALID_HANDLE,
-                      "stream %p is NULL, destroyed or not a stream",
-                      (void *)sh);
+  *s = evrt__stream_get(*sh);
+  if (EVRT_UNLIKELY(!*s)) {
+    if (*sh)
+      return evrt__fail(EVRT_ERROR_INVALID_HANDLE,
+                        "stream %p is destroyed or not a stream", (void *)*sh);
+    *s = evrt__stream_null_default();
+    *sh = evrt__stream_handle(*s);
+  }
   return EVRT_SUCCESS;
 }
+/* Rewrites the caller's stream variable: NULL becomes the handle of the
+ * current device's default stream (evrt__stream_null_default). */
+#define get_pair(eh, sh, e, s) get_pair_((eh), &(sh), (e), (s))
 
 /* Under the event lock: is the handle still this incarnation? */
 static inline bool same_incarnation(struct evrt__event *e, evrt_event_t h) {
@@ -433,7 +452,7 @@ destroy_slow(struct evrt__event *e, unsigned lk) {
   /* The lock: to wait for a holder that got in before the kill (lk odd),
    * to take legacy waiters off the list (a worker's bind scans it under
    * the lock without checking the incarnation), for interprocess events
-   * (src/ipc.c re-checks under it), and so that lock-free readers that
+   * (src/ipc_proto.c re-checks under it), and so that lock-free readers that
    * overlap the scrub retry (the top of this file).  No other holder
    * writes: see the top of this file. */
   (void)lk;
@@ -677,6 +696,8 @@ record_general(struct evrt__event *e, evrt_event_t eh, struct evrt__stream *s,
     w->u.ev.rec_no = rec_no;
     wrec_add(e, w->owner, w->seq);
   }
+  if (EVRT_UNLIKELY(evrt__check_on))
+    evrt__check_record(e, s, rec_no, target);
   evrt__event_unlock(e);
   /* With no spin lock held: queue the stream if the record item made an
    * idle one runnable (pool mutex, maybe a futex wake). */
@@ -702,7 +723,7 @@ evrt_status_t evrt_event_record(evrt_event_t eh, evrt_stream_t sh) {
   /* The straight path: no item, nothing to allocate, no legacy waiter, no
    * failure; anything else starts over in record_general. */
   unsigned flags = flags_of(e);
-  if (EVRT_UNLIKELY(EVRT_TRACING()))
+  if (EVRT_UNLIKELY(EVRT_TRACING() || evrt__check_on))
     return record_general(e, eh, s, sh);
   evrt__event_lock(e);
   if (EVRT_UNLIKELY(!same_incarnation(e, eh))) {
@@ -753,10 +774,12 @@ query_slow(evrt_event_t h) {
     if (st)
       return st;
     if (IS_IPC(e))
-      return evrt__ipc_query(e);
+      return EVRT_UNLIKELY(evrt__check_on) ? evrt__check_ipc_observed(
+                                                 e, evrt__ipc_query(e))
+                                           : evrt__ipc_query(e);
     struct gen g;
     if (gen_try(e, evrt__raw((uintptr_t)h), &g, false) == GEN_OK)
-      return gen_done(&g) ? EVRT_SUCCESS : EVRT_NOT_READY;
+      return latest_status(e, &g);
     evrt__backoff(&b); /* (GEN_DEAD: the lookup above fails) */
   }
 }
@@ -773,7 +796,7 @@ evrt_status_t evrt_event_query(evrt_event_t h) {
       EVRT_UNLIKELY(gen_try(e, r, &g, false) != GEN_OK) ||
       EVRT_UNLIKELY(g.flags & EVRT_EVENT_INTERPROCESS))
     return query_slow(h);
-  return gen_done(&g) ? EVRT_SUCCESS : EVRT_NOT_READY;
+  return latest_status(e, &g);
 }
 
 /* The waiting part, out of line: its trace timing keeps values live across
@@ -796,7 +819,9 @@ sync_wait(struct evrt__event *e, struct gen g, int64_t timeout_ns) {
   if (st == EVRT_ERROR_TIMEOUT)
     return evrt__fail(st, "event generation %llu not complete after %lld ns",
                       (unsigned long long)g.rec_no, (long long)timeout_ns);
-  return st;
+  if (EVRT_UNLIKELY(evrt__check_on) && !st)
+    evrt__check_observe_event(e);
+  return st ? st : evrt__error_check(g.src, g.target);
 }
 
 evrt_status_t evrt_event_synchronize_timeout(evrt_event_t h,
@@ -814,9 +839,14 @@ evrt_status_t evrt_event_synchronize_timeout(evrt_event_t h,
     return evrt__fail(EVRT_ERROR_INVALID_HANDLE,
                       "event %p is NULL, destroyed or not an event", (void *)h);
   if (EVRT_UNLIKELY(g.flags & EVRT_EVENT_INTERPROCESS))
-    return evrt__ipc_sync(e, timeout_ns);
-  if (gen_done(&g))
-    return EVRT_SUCCESS;
+    return EVRT_UNLIKELY(evrt__check_on)
+               ? evrt__check_ipc_observed(e, evrt__ipc_sync(e, timeout_ns))
+               : evrt__ipc_sync(e, timeout_ns);
+  if (gen_done(&g)) {
+    if (EVRT_UNLIKELY(evrt__check_on))
+      evrt__check_observe_event(e);
+    return g.src ? evrt__error_check(g.src, g.target) : EVRT_SUCCESS;
+  }
   return sync_wait(e, g, timeout_ns);
 }
 
@@ -882,9 +912,12 @@ static evrt_status_t stream_wait(evrt_stream_t sh, evrt_event_t eh,
       /* Satisfied already and the waiting stream is idle: it has passed the
        * wait the moment it was made.  No item, no wake-up.  (The stream's
        * counters were its own if its handle is still live after them.) */
+      bool gone = !evrt__stream_is(s, sh);
+      if (EVRT_UNLIKELY(evrt__check_on) && !gone)
+        evrt__check_wait_skipped(s, e, g.rec_no);
       evrt__event_unlock(e);
       offlock_done(&ol, s);
-      if (EVRT_UNLIKELY(!evrt__stream_is(s, sh)))
+      if (EVRT_UNLIKELY(gone))
         return stream_gone(sh);
       if (EVRT_TRACING())
         trace_skipped_wait(s, e, &g);
@@ -1102,6 +1135,20 @@ evrt_status_t evrt_event_wait_status(evrt_event_t h) {
   return pending ? EVRT_NOT_READY : EVRT_SUCCESS;
 }
 
+/* The sizes of evrt_event_info_t that callers may pass, one per version of
+ * the struct (evrt.h: fields are only appended).  A new field: append it
+ * in evrt.h, add the new sizeof here, and update the assertion. */
+static const uint32_t info_sizes[] = {40 /* 0.1 */};
+_Static_assert(sizeof(evrt_event_info_t) == 40,
+               "evrt_event_info_t changed: add its new size to info_sizes");
+
+static bool info_size_known(uint32_t size) {
+  for (size_t i = 0; i < sizeof info_sizes / sizeof info_sizes[0]; i++)
+    if (info_sizes[i] == size)
+      return true;
+  return false;
+}
+
 evrt_status_t evrt_event_get_info(evrt_event_t h, evrt_event_info_t *info) {
   struct evrt__event *e = NULL;
   evrt_status_t st = get_event(h, &e);
@@ -1109,40 +1156,51 @@ evrt_status_t evrt_event_get_info(evrt_event_t h, evrt_event_info_t *info) {
     return st;
   if (!info)
     return evrt__fail(EVRT_ERROR_INVALID_VALUE, "info is NULL");
-  /* Everything under the lock with the handle checked: a create recycling
+  uint32_t size = info->struct_size;
+  if (!info_size_known(size))
+    return evrt__fail(EVRT_ERROR_INVALID_VALUE,
+                      "info->struct_size is %u: set it to "
+                      "sizeof(evrt_event_info_t) (%zu in evrt %s)%s",
+                      (unsigned)size, sizeof(evrt_event_info_t),
+                      evrt_version_string(),
+                      size > sizeof(evrt_event_info_t)
+                          ? "; built against a newer evrt.h?"
+                          : "");
+  /* Filled here and copied at the end: a failing call writes nothing.
+   * Everything under the lock with the handle checked: a create recycling
    * the slot cannot be writing it then. */
-  evrt_event_info_t in;
-  memset(&in, 0, sizeof in);
+  evrt_event_info_t out;
+  memset(&out, 0, sizeof out);
+  out.struct_size = size;
   evrt__event_lock(e);
   if (!same_incarnation(e, h)) {
     evrt__event_unlock(e);
     return event_gone(h);
   }
-  in.flags = flags_of(e);
-  in.imported = atomic_load_explicit(&e->imported, memory_order_relaxed);
-  in.device = atomic_load_explicit(&e->device, memory_order_relaxed);
+  out.flags = flags_of(e);
+  out.imported = atomic_load_explicit(&e->imported, memory_order_relaxed);
+  out.device = atomic_load_explicit(&e->device, memory_order_relaxed);
   struct gen g;
   g.src = (struct evrt__stream *)atomic_load_explicit(&e->src,
                                                       memory_order_relaxed);
   g.target = atomic_load_explicit(&e->target, memory_order_relaxed);
-  in.record_count = atomic_load_explicit(&e->rec_no, memory_order_relaxed);
-  in.record_thread =
+  out.record_count = atomic_load_explicit(&e->rec_no, memory_order_relaxed);
+  out.record_thread =
       g.src ? atomic_load_explicit(&e->rec_thread, memory_order_relaxed) : 0;
   evrt__event_unlock(e);
-  if (in.flags & EVRT_EVENT_INTERPROCESS) {
-    in.record_thread = 0;
+  if (out.flags & EVRT_EVENT_INTERPROCESS) {
+    out.record_thread = 0;
     st = evrt__ipc_query(e);
     if (st != EVRT_SUCCESS && st != EVRT_NOT_READY)
       return st;
-    in.state = st == EVRT_SUCCESS ? EVRT_EVENT_STATE_COMPLETE
-                                  : EVRT_EVENT_STATE_PENDING;
-    *info = in;
-    return EVRT_SUCCESS;
-  }
-  *info = in;
-  info->state = !g.src         ? EVRT_EVENT_STATE_UNRECORDED
+    out.state = st == EVRT_SUCCESS ? EVRT_EVENT_STATE_COMPLETE
+                                   : EVRT_EVENT_STATE_PENDING;
+  } else {
+    out.state = !g.src         ? EVRT_EVENT_STATE_UNRECORDED
                 : gen_done(&g) ? EVRT_EVENT_STATE_COMPLETE
                                : EVRT_EVENT_STATE_PENDING;
+  }
+  memcpy(info, &out, size);
   return EVRT_SUCCESS;
 }
 
@@ -1258,4 +1316,16 @@ again:
   evrt__event_unlock(e);
   offlock_done(&ol, it->owner);
   return bound;
+}
+
+void evrt__event_unlink_next_record(struct evrt__item *it) {
+  struct evrt__event *e = it->u.ev.ev;
+  evrt__event_lock(e);
+  /* A record or destroy may have taken it off already (and bound it). */
+  for (struct evrt__item **p = &e->nr_waiters; *p; p = &(*p)->u.ev.wnext)
+    if (*p == it) {
+      *p = it->u.ev.wnext;
+      break;
+    }
+  evrt__event_unlock(e);
 }

@@ -169,6 +169,7 @@ void evrt__table_release(struct evrt__table *t, struct evrt__obj *o) {
   global_push(t, o);
 }
 
+#ifdef EVRT_TEST_HOOKS
 /* Test hook (tests/handle_generations.c, linked with evrt_static): give the
  * live object named by h the generation gen (odd), as if its slot had been
  * cycled that often, and return its new handle (0 if h is not live or gen
@@ -185,3 +186,4 @@ uintptr_t evrt__test_set_generation(uintptr_t h, uint32_t gen) {
   atomic_store_explicit(&o->hw, nr, memory_order_release);
   return evrt__pub(nr);
 }
+#endif

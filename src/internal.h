@@ -7,6 +7,7 @@
  *     event.lock  ->  stream.plock  ->  pool.lock
  *     timer.lock  (leaf: nothing is taken while holding it)
  *     stream.wlock (leaf: waiters found under it are resumed after release)
+ *     stream.flock, value bucket locks (leaves: failure.c, value.c)
  *
  * No user code (host functions) ever runs with any of these held.
  *
@@ -29,6 +30,7 @@
 
 #include "evrt.h"
 #include "trace.h"
+#include "check/check.h" /* EVRT_CHECK hooks */
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -114,11 +116,11 @@ static inline void evrt__cpu_relax(void) {
  * needs one (scheduling a stream, malloc, free) is collected and done after
  * the unlock.
  */
-/* The white-box build (evrt_static, EVRT_CHECK_SPIN) counts the spin
+/* The white-box build (evrt_static, EVRT_TEST_HOOKS) counts the spin
  * locks each thread holds and records every system call made by the core
  * while one is held (evrt__test_spin_violations); the shared library
  * compiles these to nothing. */
-#ifdef EVRT_CHECK_SPIN
+#ifdef EVRT_TEST_HOOKS
 extern EVRT_TLS unsigned evrt__tls_spins_held;
 void evrt__spin_violation(const char *what);
 #define EVRT__SPIN_HELD(d) ((void)(evrt__tls_spins_held += (unsigned)(d)))
@@ -174,12 +176,25 @@ evrt_status_t evrt__fail(evrt_status_t st, const char *fmt, ...)
 void *evrt__malloc(size_t size);
 void *evrt__calloc(size_t n, size_t size);
 void evrt__free(void *p);
-/* Test hook: the n-th following allocation fails (n >= 1); 0 disarms.
- * Returns the number of allocations made since the last call. */
-EVRT_EXPORT long evrt__test_fail_alloc_at(long n);
+/* Test hook, compiled only into the test-only static core (evrt_static,
+ * EVRT_TEST_HOOKS), never into libevrt.so: the n-th following allocation
+ * fails (n >= 1); 0 disarms.  Returns the number of allocations made since
+ * the last call. */
+#ifdef EVRT_TEST_HOOKS
+long evrt__test_fail_alloc_at(long n);
+#endif
 
 /* ----------------------------------------------------------- lifecycle */
-enum { EVRT__UNINIT = 0, EVRT__RUNNING, EVRT__SHUTDOWN, EVRT__FORKED };
+/* UNINIT -> INITIALIZING (one thread's CAS) -> RUNNING, or back to UNINIT
+ * if init failed; RUNNING -> SHUTDOWN; in a forked child INITIALIZING or
+ * RUNNING -> FORKED (src/init.c). */
+enum {
+  EVRT__UNINIT = 0,
+  EVRT__RUNNING,
+  EVRT__SHUTDOWN,
+  EVRT__FORKED,
+  EVRT__INITIALIZING
+};
 extern atomic_int evrt__lib_state;
 evrt_status_t evrt__init_slow(void);
 /* The fast test of evrt__ready(): false sends the caller to its slow path,
@@ -425,7 +440,7 @@ struct evrt__event;
 enum evrt__dep_kind {
   EVRT__DEP_STREAM = 0,  /* wait until src->done_seq >= target */
   EVRT__DEP_NEXT_RECORD, /* legacy: wait for the event's next record */
-  EVRT__DEP_IPC          /* interprocess generation (src/ipc.c) */
+  EVRT__DEP_IPC          /* interprocess generation (src/ipc_*.c) */
 };
 
 /* Field order: the first cache line holds what the worker running the
@@ -456,11 +471,26 @@ struct evrt__item {
       uint64_t ev_id;
       struct evrt__ipc_map *ipc; /* interprocess record/wait (gen = target) */
     } ev;
+    /* a host function that may fail (src/failure.c) */
+    struct {
+      evrt_host_fn_status fn;
+      void *user;
+      uint64_t thread; /* evrt_thread_id() of the enqueuing thread */
+    } task;
+    /* stream-ordered values (src/value.c) */
+    struct {
+      _Atomic(uint64_t) *addr;
+      uint64_t value;
+      uint32_t flags;          /* EVRT_VALUE_WAIT_* (waits), 0 (writes) */
+      struct evrt__item *vnext; /* link in its bucket while parked */
+      uint64_t poll_ns;         /* EVRT_VALUE_WAIT_POLL: next poll period */
+    } val;
   } u;
   struct evrt__item *next;            /* recycle lists */
   uint64_t deadline;  /* delay / wait-timeout deadline (ns), 0 none */
   uint64_t t_start;   /* when the worker first reached it (traces), 0 */
   char label[24];
+  void *check; /* EVRT_CHECK: struct evrt__citem (src/check) */
 };
 
 
@@ -516,13 +546,20 @@ struct evrt__stream {
    * earlier incarnation of the slot fails (no ABA across a free). */
   _Alignas(64) atomic_uint state;
   atomic_bool destroyed;
+  /* Stop-on-failure (src/failure.c): set by the worker when a task fails
+   * in EVRT_FAILURE_STOP mode, cleared when the error is cleared; while set
+   * the worker skips the stream's tasks. */
+  atomic_bool skipping;
+  atomic_uchar fail_stop; /* EVRT_FAILURE_STOP */
   int priority; /* its sign picks the run-queue ring (pool.c) */
   /* --- the worker that owns the stream */
+  /* (16 bits: at most EVRT__RETURN_BATCH + 1 and EVRT__RETURN_CAP plus a
+   * batch, exec.c; small, so that the blocked-on record fits this line) */
+  uint16_t n_done_local;
+  uint16_t n_returned; /* items this owner put in `returned` (an estimate) */
   struct evrt__item *head; /* last consumed item (or &stub) */
   struct evrt__item *done_local;
   struct evrt__item *done_local_tail;
-  uint32_t n_done_local;
-  uint32_t n_returned; /* items this owner put in `returned` (an estimate) */
   /* What the stream is blocked on, for the self-deadlock detection of host
    * functions (wait.c): its item at seq blk_at cannot complete before
    * stream blk_src reaches blk_target.  Written (release) by the thread
@@ -533,6 +570,7 @@ struct evrt__stream {
    * ends: the function runs on). */
   _Atomic(struct evrt__stream *) blk_src;
   atomic_uint_least64_t blk_at;
+  atomic_uint_least64_t blk_target;
   /* --- completion */
   _Alignas(64) atomic_uint_least64_t done_seq;
   /* Smallest target of any registered waiter (EVRT__WAKE_NONE: none); the
@@ -546,7 +584,12 @@ struct evrt__stream {
   struct evrt__item *waiters, *waiters_tail;
   struct evrt__hwaiter *hwaiters; /* host threads parked in a wait (wait.c) */
   atomic_uint_least64_t wait_failures;
-  atomic_uint_least64_t blk_target; /* with blk_src above */
+  /* Failures (src/failure.c).  err_seq: the task whose error is pending (0:
+   * none), read with done_seq by queries and synchronizes (same line);
+   * abort_seq: tasks up to it that have not started are skipped (the
+   * worker loads it before each item, a hit in this line it writes). */
+  atomic_uint_least64_t err_seq;
+  atomic_uint_least64_t abort_seq;
   /* --- identity */
   /* Atomic because evrt_device_synchronize reads it on slots that may be
    * mid-reuse (a destroyed stream still draining, device.c); everyone else
@@ -557,6 +600,18 @@ struct evrt__stream {
    * a create may be recycling meanwhile (a plain mov on x86). */
   atomic_uint_least64_t id;
   char name[64];
+  /* The pending error's detail (under flock, a leaf; err_seq says whether
+   * there is one). */
+  evrt__spin_t flock;
+  struct evrt__failrec {
+    evrt_status_t status; /* EVRT_ERROR_TASK_FAILED or EVRT_ERROR_ABORTED */
+    int32_t code;
+    uint64_t seq, thread;
+    evrt_host_fn_status fn;
+    void *user;
+  } fail;
+  /* EVRT_CHECK: one per slot, set before the first publish (src/check) */
+  _Atomic(struct evrt__cstream *) check;
   struct evrt__item stub;
 };
 
@@ -622,10 +677,15 @@ void evrt__stream_schedule(struct evrt__stream *s);
  * code). */
 bool evrt__stream_pin(struct evrt__stream *s, evrt_stream_t h);
 void evrt__stream_unpin(struct evrt__stream *s);
-/* Link a filled item to a stream the caller has pinned; its seq.  Not
- * scheduled: the pin's owner calls evrt__stream_schedule after the
- * section (src/ipc.c calls this under an event lock). */
+/* Link a filled item to a stream the caller has pinned (or that nobody
+ * else can name: device_after.c's hidden stream); its seq.  Not scheduled:
+ * the caller calls evrt__stream_schedule after its section (src/ipc_proto.c
+ * pushes under an event lock). */
 uint64_t evrt__stream_push(struct evrt__stream *s, struct evrt__item *it);
+/* Enqueue a copy of the filled template (kind, union, flags) on s, if h is
+ * still its live handle (checked under plock, as every push). */
+evrt_status_t evrt__enqueue(struct evrt__stream *s, evrt_stream_t h,
+                           const struct evrt__item *tmpl);
 /* Free a drained, destroyed stream (called by the worker). */
 void evrt__stream_free(struct evrt__stream *s);
 /* Wait on the calling thread until s->done_seq >= target. */
@@ -660,7 +720,7 @@ struct evrt__event {
   bool has_resource;
   atomic_bool imported; /* as flags */
   struct evrt__item *nr_waiters; /* legacy next-record waiters (lock) */
-  /* interprocess shared state (src/ipc.c), NULL until first record/export */
+  /* interprocess shared state (src/ipc.h), NULL until first record/export */
   _Atomic(struct evrt__ipc_map *) ipc;
   atomic_uint_least64_t id; /* as flags */
 };
@@ -691,6 +751,9 @@ void evrt__event_exec_reset(struct evrt__item *it);
 /* Legacy next-record wait reached the head: bind it or queue it on the
  * event.  Returns true if bound (it->u.ev.src/target are set). */
 bool evrt__event_bind_next_record(struct evrt__item *it, bool first);
+/* A legacy wait queued on its event (phase 2) is skipped (abort, stop):
+ * take it off the event's list. */
+void evrt__event_unlink_next_record(struct evrt__item *it);
 
 /* ------------------------------------------------------------- backend */
 /*
@@ -727,6 +790,12 @@ extern int evrt__ndevices;
 extern struct evrt__device *evrt__devices;
 extern EVRT_TLS int evrt__tls_device;
 evrt_status_t evrt__devices_init(void);
+/* A NULL stream handle stands for the calling thread's current device's
+ * default stream, as CUDA's stream 0 and ACL's NULL stream do: the stream
+ * lookups of the public entry points call this (out of line, so never on
+ * their fast path) when the lookup of a NULL handle failed, with the
+ * library ready. */
+struct evrt__stream *evrt__stream_null_default(void);
 bool evrt__event_resource_take(int device);
 void evrt__event_resource_give(int device);
 
@@ -805,7 +874,7 @@ void evrt__timer_cancel(struct evrt__item *it);
 void evrt__timer_shutdown(void);
 
 /* ------------------------------------------------------------------ ipc */
-/* src/ipc.c */
+/* src/ipc_*.c (src/ipc.h lists the files) */
 evrt_status_t evrt__ipc_record(struct evrt__event *e, struct evrt__stream *s);
 evrt_status_t evrt__ipc_query(struct evrt__event *e);
 evrt_status_t evrt__ipc_sync(struct evrt__event *e, int64_t timeout_ns);
@@ -824,5 +893,57 @@ void evrt__ipc_shutdown(void);
 
 /* Common spin budget before parking (ns), adaptive in wait.c */
 uint64_t evrt__spin_budget_ns(void);
+
+/* ------------------------------------------------------------ failures */
+/* src/failure.c.  The thread's last enqueued task (evrt_thread_last_task),
+ * stored by every enqueue (stream.c). */
+extern EVRT_TLS uint64_t evrt__tls_last_stream_id;
+extern EVRT_TLS uint64_t evrt__tls_last_seq;
+/* The worker is about to run `it` on s: true if it must be skipped instead
+ * (aborted, or s stopped on a failure).  The test is inline (two loads of
+ * lines the worker owns); the rest is out of line. */
+bool evrt__skip_slow(struct evrt__stream *s, struct evrt__item *it);
+static inline bool evrt__skip(struct evrt__stream *s, struct evrt__item *it) {
+  /* relaxed: set before the resume (or the enqueue) that makes the worker
+   * look at the item, whose release/acquire orders them */
+  if (EVRT_LIKELY(atomic_load_explicit(&s->abort_seq, memory_order_relaxed) <
+                      it->seq &&
+                  !atomic_load_explicit(&s->skipping, memory_order_relaxed)))
+    return false;
+  return evrt__skip_slow(s, it);
+}
+/* A host task returned code != 0 (the worker, after it ran). */
+void evrt__task_failed(struct evrt__stream *s, struct evrt__item *it,
+                       int32_t code);
+/* A fresh stream incarnation: no error, continue mode. */
+void evrt__failure_reset(struct evrt__stream *s);
+/* The error pending on s for work up to target, reported as a failing
+ * status with its detail (TLS, evrt_last_task_failure); EVRT_SUCCESS if
+ * none.  Any thread. */
+evrt_status_t evrt__stream_error(struct evrt__stream *s, uint64_t target);
+static inline evrt_status_t evrt__error_check(struct evrt__stream *s,
+                                              uint64_t target) {
+  /* acquire: pairs with the worker's release of err_seq after filling the
+   * record (the record itself is read under flock) */
+  uint64_t e = atomic_load_explicit(&s->err_seq, memory_order_acquire);
+  if (EVRT_LIKELY(e == 0 || e > target))
+    return EVRT_SUCCESS;
+  return evrt__stream_error(s, target);
+}
+
+/* ---------------------------------------------------------------- values */
+/* src/value.c.  evrt__value_armed is set once the first value wait parks
+ * (never cleared): until then copies, fills and host functions pay one
+ * relaxed load and nothing else. */
+extern atomic_bool evrt__value_armed;
+bool evrt__value_exec_wait(struct evrt__stream *s, struct evrt__item *it);
+void evrt__value_exec_write(struct evrt__item *it);
+/* A parked value wait is skipped (abort, stop): take it off its bucket. */
+void evrt__value_cancel(struct evrt__item *it);
+/* The worker wrote [p, p+n) (copy, fill): wake the waits on words there. */
+void evrt__value_written(const void *p, size_t n);
+/* A host function returned: re-check the waits that host functions may
+ * satisfy. */
+void evrt__value_kick(void);
 
 #endif

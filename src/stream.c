@@ -59,6 +59,7 @@ evrt_status_t evrt__stream_new(int device, int priority, bool is_default,
   s->n_done_local = 0;
   s->n_returned = 0;
   evrt__stream_waiters_reset(s);
+  evrt__failure_reset(s);
   atomic_store_explicit(&s->wait_failures, 0, memory_order_release);
   atomic_store_explicit(&s->device, device, memory_order_release);
   s->priority = priority;
@@ -73,6 +74,8 @@ evrt_status_t evrt__stream_new(int device, int priority, bool is_default,
     evrt__table_release(&evrt__streams, &s->hdr);
     return st;
   }
+  if (EVRT_UNLIKELY(evrt__check_on))
+    evrt__check_stream_new(s);
   evrt__table_publish(&s->hdr);
   if (EVRT_TRACING())
     evrt__trace_stream_name(device, atomic_load_explicit(&s->id,
@@ -172,6 +175,10 @@ static uint64_t link_locked(struct evrt__stream *s, struct evrt__item *it) {
   s->tail = it;
   /* seq_cst: the Dekker pair with the worker going idle (top of file) */
   atomic_store_explicit(&s->enq_seq, seq, memory_order_seq_cst);
+  /* evrt_thread_last_task (src/failure.c): two thread-local stores; s->id
+   * is on the identity line, read-mostly */
+  evrt__tls_last_stream_id = s->id;
+  evrt__tls_last_seq = seq;
   return seq;
 }
 
@@ -188,6 +195,8 @@ static void schedule(struct evrt__stream *s) {
 }
 
 uint64_t evrt__stream_push(struct evrt__stream *s, struct evrt__item *it) {
+  if (EVRT_UNLIKELY(evrt__check_on))
+    it->check = evrt__check_enqueue(s, it);
   evrt__spin_lock(&s->plock);
   uint64_t seq = link_locked(s, it);
   evrt__spin_unlock(&s->plock);
@@ -198,9 +207,15 @@ uint64_t evrt__stream_push(struct evrt__stream *s, struct evrt__item *it) {
 
 uint64_t evrt__stream_link_live(struct evrt__stream *s, evrt_stream_t h,
                                 struct evrt__item *it) {
+  if (EVRT_UNLIKELY(evrt__check_on))
+    it->check = evrt__check_enqueue(s, it);
   evrt__spin_lock(&s->plock);
   if (EVRT_UNLIKELY(!evrt__stream_is(s, h))) {
     evrt__spin_unlock(&s->plock);
+    if (EVRT_UNLIKELY(evrt__check_on)) {
+      evrt__check_discard(it->check);
+      it->check = NULL;
+    }
     return 0;
   }
   uint64_t seq = link_locked(s, it);
@@ -246,27 +261,34 @@ destroyed_meanwhile(evrt_stream_t h) {
  * functions). */
 static evrt_status_t enqueue(struct evrt__stream *s, evrt_stream_t h,
                              const struct evrt__item *tmpl, const char *label) {
+  void *chk = EVRT_UNLIKELY(evrt__check_on) ? evrt__check_enqueue(s, tmpl)
+                                            : NULL;
   evrt__spin_lock(&s->plock);
   /* The handle again, under the lock destroy kills it under (top of file) */
   if (EVRT_UNLIKELY(!evrt__stream_is(s, h))) {
     evrt__spin_unlock(&s->plock);
+    evrt__check_discard(chk);
     return destroyed_meanwhile(h);
   }
   struct evrt__item *it = pop_free_locked(s);
   if (EVRT_UNLIKELY(!it)) {
     /* Allocate outside the lock; the recycle lists were empty anyway. */
     evrt__spin_unlock(&s->plock);
-    if (!(it = evrt__malloc(sizeof *it)))
+    if (!(it = evrt__malloc(sizeof *it))) {
+      evrt__check_discard(chk);
       return evrt__fail(EVRT_ERROR_OUT_OF_MEMORY,
                         "cannot allocate a work item");
+    }
     evrt__spin_lock(&s->plock);
     if (EVRT_UNLIKELY(!evrt__stream_is(s, h))) {
       evrt__spin_unlock(&s->plock);
       evrt__free(it);
+      evrt__check_discard(chk);
       return destroyed_meanwhile(h);
     }
   }
   *it = *tmpl;
+  it->check = chk;
   it->owner = s;
   it->timer_idx = -1;
   it->t_start = 0;
@@ -282,18 +304,31 @@ static evrt_status_t enqueue(struct evrt__stream *s, evrt_stream_t h,
   return EVRT_SUCCESS;
 }
 
+evrt_status_t evrt__enqueue(struct evrt__stream *s, evrt_stream_t h,
+                           const struct evrt__item *tmpl) {
+  return enqueue(s, h, tmpl, NULL);
+}
+
 static inline __attribute__((always_inline)) evrt_status_t
-get_stream(evrt_stream_t h, struct evrt__stream **out) {
+get_stream_(evrt_stream_t *h, struct evrt__stream **out) {
   evrt_status_t st = evrt__ready();
   if (EVRT_UNLIKELY(st))
     return st;
-  struct evrt__stream *s = evrt__stream_get(h);
-  if (EVRT_UNLIKELY(!s))
-    return evrt__fail(EVRT_ERROR_INVALID_HANDLE,
-                      "stream %p is NULL, destroyed or not a stream", (void *)h);
+  struct evrt__stream *s = evrt__stream_get(*h);
+  if (EVRT_UNLIKELY(!s)) {
+    if (*h)
+      return evrt__fail(EVRT_ERROR_INVALID_HANDLE,
+                        "stream %p is destroyed or not a stream", (void *)*h);
+    s = evrt__stream_null_default();
+    *h = evrt__stream_handle(s);
+  }
   *out = s;
   return EVRT_SUCCESS;
 }
+/* Rewrites the caller's handle variable: a NULL stream becomes the handle of
+ * the current device's default stream (evrt__stream_null_default), which the
+ * checks of the handle further on then compare with. */
+#define get_stream(h, out) get_stream_(&(h), (out))
 
 evrt_status_t evrt_stream_create(evrt_stream_t *stream, int device,
                                  int priority, unsigned flags) {
@@ -382,7 +417,12 @@ evrt_status_t evrt_stream_query(evrt_stream_t h) {
    * handle before anyone enqueues on it. */
   if (EVRT_UNLIKELY(!evrt__stream_is(s, h)))
     return destroyed_meanwhile(h);
-  return done ? EVRT_SUCCESS : EVRT_NOT_READY;
+  /* complete: a pending error of its work (src/failure.c) is reported */
+  if (!done)
+    return EVRT_NOT_READY;
+  if (EVRT_UNLIKELY(evrt__check_on))
+    evrt__check_observe_stream(s, enq);
+  return evrt__error_check(s, enq);
 }
 
 /* The waiting part, out of line (see sync_wait in event.c). */
@@ -403,7 +443,9 @@ stream_sync_wait(struct evrt__stream *s, uint64_t enq, int64_t timeout_ns) {
   if (st == EVRT_ERROR_TIMEOUT)
     return evrt__fail(st, "stream %llu not done after %lld ns",
                       (unsigned long long)id, (long long)timeout_ns);
-  return st;
+  if (EVRT_UNLIKELY(evrt__check_on) && !st)
+    evrt__check_observe_stream(s, enq);
+  return st ? st : evrt__error_check(s, enq);
 }
 
 evrt_status_t evrt_stream_synchronize_timeout(evrt_stream_t h,
@@ -417,8 +459,11 @@ evrt_status_t evrt_stream_synchronize_timeout(evrt_stream_t h,
   /* as in evrt_stream_query: enq was this incarnation's */
   if (EVRT_UNLIKELY(!evrt__stream_is(s, h)))
     return destroyed_meanwhile(h);
-  if (done)
-    return EVRT_SUCCESS;
+  if (done) {
+    if (EVRT_UNLIKELY(evrt__check_on))
+      evrt__check_observe_stream(s, enq);
+    return evrt__error_check(s, enq);
+  }
   return stream_sync_wait(s, enq, timeout_ns);
 }
 
@@ -497,6 +542,8 @@ evrt_status_t evrt_stream_set_name(evrt_stream_t h, const char *name) {
   int dev = atomic_load_explicit(&s->device, memory_order_relaxed);
   uint64_t id = atomic_load_explicit(&s->id, memory_order_relaxed);
   evrt__spin_unlock(&s->plock);
+  if (EVRT_UNLIKELY(evrt__check_on))
+    evrt__check_stream_name(s, name);
   /* Always: the trace writer remembers names given before tracing starts. */
   evrt__trace_stream_name(dev, id, name);
   return EVRT_SUCCESS;

@@ -1,5 +1,6 @@
 /*
- * trace.h - hooks the core calls to record what streams did (src/trace.c).
+ * trace.h - hooks the core calls to record what streams did (src/trace_rec.c;
+ * src/trace_json.c writes the file).
  *
  * Cost when tracing is off: one relaxed load and a predictable branch
  * (EVRT_TRACING()).  With EVRT_NO_TRACE defined the hooks compile out.
@@ -21,8 +22,16 @@ enum evrt__item_kind {
   EVRT__ITEM_RECORD,
   EVRT__ITEM_WAIT,
   EVRT__ITEM_RESET,
+  /* failing host functions, stream-ordered values (src/failure.c,
+   * src/value.c) */
+  EVRT__ITEM_HOST_TASK,
+  EVRT__ITEM_VALUE_WAIT,
+  EVRT__ITEM_VALUE_WRITE,
   EVRT__ITEM_KIND_COUNT
 };
+/* Items that name an event generation (record, wait, reset). */
+#define EVRT__ITEM_IS_EVENT(kind)                                              \
+  ((kind) >= EVRT__ITEM_RECORD && (kind) <= EVRT__ITEM_RESET)
 
 /* Name of an item kind ("host_func", "memcpy", ...). */
 const char *evrt__item_kind_name(int kind);
@@ -41,6 +50,10 @@ extern atomic_int evrt__trace_enabled;
 void evrt__trace_init_from_env(void);
 /* Called at shutdown and at exit: flush and close the file. */
 void evrt__trace_finish(void);
+/* Called in a forked child of a process that had initialized evrt (its
+ * only thread): the session stays the parent's, and no trace call of the
+ * child takes a lock or touches the file. */
+void evrt__trace_atfork_child(void);
 
 /* A stream got a name (or was created: name may be NULL). */
 void evrt__trace_stream_name(int device, uint64_t stream_id, const char *name);
@@ -62,6 +75,12 @@ void evrt__trace_wait_bind(int device, uint64_t stream_id, uint64_t event_id,
                            uint64_t gen, uint64_t t);
 void evrt__trace_wait_resume(int device, uint64_t stream_id, uint64_t event_id,
                              uint64_t gen, uint64_t t);
+
+/* EVRT_CHECK marks an operation of a finding (name: its kind) at time t:
+ * work item seq of a stream (device >= 0), or host code of a thread
+ * (device -1, thread = evrt_thread_id()).  An instant in the timeline. */
+void evrt__trace_mark(int device, uint64_t stream_id, uint64_t thread,
+                      uint64_t seq, uint64_t t, const char *name);
 
 /* A host thread waited (synchronize) from t0 to t1 on a stream or event. */
 void evrt__trace_host_wait(const char *what, uint64_t id, uint64_t t0,

@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -96,6 +98,41 @@ static inline uint64_t thread_cpu_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Run one test of this binary in a fresh image (no library initialized),
+ * with an extra environment variable (var may be NULL) and
+ * HARNESS_FRESH=1; returns its exit status, or -1 if it did not exit. */
+static inline int harness_run_fresh(const char *test, const char *var,
+                                    const char *value) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    setenv("HARNESS_FRESH", "1", 1);
+    if (var)
+      setenv(var, value, 1);
+    execl("/proc/self/exe", "fresh", test, (char *)NULL);
+    _exit(3);
+  }
+  int status = -1;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+#define HARNESS_IN_FRESH_IMAGE() (getenv("HARNESS_FRESH") != NULL)
+
+/* Wait up to ms for child pid; a child still running then is killed.
+ * Returns its wait status, or -1 if it had to be killed. */
+static inline int harness_wait_child(pid_t pid, unsigned ms) {
+  int status = 0;
+  uint64_t dl = now_ns() + (uint64_t)ms * 1000000u;
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (now_ns() >= dl) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return -1;
+    }
+    sleep_ms(2);
+  }
+  return status;
 }
 
 /* Run the registered tests; returns the number that failed. */

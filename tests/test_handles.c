@@ -2,6 +2,8 @@
  * get EVRT_ERROR_INVALID_HANDLE from every function, and change nothing. */
 #include "test.h"
 
+#include <string.h>
+
 #define BAD EVRT_ERROR_INVALID_HANDLE
 
 static void noop(void *p) { (void)p; }
@@ -30,7 +32,7 @@ static int stream_calls_reject(evrt_stream_t s) {
            evrt_stream_wait_event_timeout(s, e, 10) == BAD &&
            evrt_stream_wait_failures(s, &n) == BAD &&
            evrt_event_reset(e, s) == BAD;
-  evrt_event_info_t info;
+  evrt_event_info_t info = {.struct_size = sizeof info};
   /* and the event stayed untouched */
   ok = ok && evrt_event_get_info(e, &info) == EVRT_SUCCESS &&
        info.record_count == 0 && info.device == -1;
@@ -45,7 +47,7 @@ static int event_calls_reject(evrt_event_t e) {
   float ms;
   uint64_t ns, id;
   int dev;
-  evrt_event_info_t info;
+  evrt_event_info_t info = {.struct_size = sizeof info};
   evrt_ipc_event_handle_t h;
   if (evrt_stream_default(0, &s) || evrt_event_create(&good, EVRT_EVENT_TIMING))
     return 0;
@@ -67,8 +69,63 @@ static int event_calls_reject(evrt_event_t e) {
 }
 
 TEST(null_handles) {
-  ASSERT(stream_calls_reject(NULL));
+  /* A NULL stream is the current device's default stream (next test). */
   ASSERT(event_calls_reject(NULL));
+}
+
+static void set_flag(void *p) { *(volatile int *)p = 1; }
+
+/* NULL as a stream: the calling thread's current device's default stream,
+ * in every function that takes a stream (CUDA's 0, ACL's NULL). */
+TEST(null_stream_is_the_current_devices_default) {
+  int ndev = 0;
+  ASSERT_OK(evrt_device_count(&ndev));
+  for (int d = 0; d < ndev && d < 2; d++) {
+    evrt_stream_t def;
+    ASSERT_OK(evrt_set_device(d));
+    ASSERT_OK(evrt_stream_default(d, &def));
+    int dev = -1, prio = 7;
+    uint64_t id = 0, def_id = 1, n = 1;
+    ASSERT_OK(evrt_stream_get_device(NULL, &dev));
+    ASSERT_EQ(dev, d);
+    ASSERT_OK(evrt_stream_get_priority(NULL, &prio));
+    ASSERT_EQ(prio, 0);
+    ASSERT_OK(evrt_stream_get_id(NULL, &id));
+    ASSERT_OK(evrt_stream_get_id(def, &def_id));
+    ASSERT_EQ(id, def_id);
+    ASSERT_OK(evrt_stream_wait_failures(NULL, &n));
+    ASSERT_OK(evrt_stream_set_name(NULL, "default"));
+    /* work enqueued through NULL runs on the default stream, in order */
+    volatile int ran = 0;
+    char buf[8] = "abcdefg";
+    evrt_event_t e;
+    ASSERT_OK(evrt_event_create(&e, 0));
+    ASSERT_OK(evrt_stream_delay(NULL, 20 * 1000 * 1000));
+    ASSERT_OK(evrt_launch_host_func(NULL, set_flag, (void *)&ran));
+    ASSERT_OK(evrt_launch_host_func_labeled(NULL, set_flag, (void *)&ran, "l"));
+    ASSERT_OK(evrt_memset_async(NULL, buf, 'x', 3));
+    ASSERT_OK(evrt_memcpy_async(NULL, buf + 4, buf, 2));
+    ASSERT_OK(evrt_event_record(e, NULL));
+    ASSERT_EQ(evrt_stream_query(def), EVRT_NOT_READY);
+    ASSERT_EQ(evrt_stream_query(NULL), EVRT_NOT_READY);
+    ASSERT_EQ(evrt_event_query(e), EVRT_NOT_READY);
+    ASSERT_OK(evrt_stream_synchronize(NULL));
+    ASSERT_EQ(ran, 1);
+    ASSERT_OK(evrt_event_query(e));
+    ASSERT(memcmp(buf, "xxxdxxg", 7) == 0);
+    ASSERT_OK(evrt_stream_synchronize_timeout(NULL, 1000));
+    ASSERT_OK(evrt_stream_wait_event(NULL, e));
+    ASSERT_OK(evrt_stream_wait_event_timeout(NULL, e, 1000000));
+    ASSERT_OK(evrt_event_reset(e, NULL));
+    ASSERT_OK(evrt_stream_synchronize(def));
+    evrt_event_info_t info = {.struct_size = sizeof info};
+    ASSERT_OK(evrt_event_get_info(e, &info));
+    ASSERT_EQ(info.device, d);
+    ASSERT_OK(evrt_event_destroy(e));
+    /* and it cannot be destroyed */
+    ASSERT_ST(evrt_stream_destroy(NULL), EVRT_ERROR_NOT_PERMITTED);
+  }
+  ASSERT_OK(evrt_set_device(0));
 }
 
 TEST(destroyed_and_double_destroyed) {
@@ -234,7 +291,7 @@ TEST(racing_destroys_exactly_once) {
   /* the recycled slots are clean: a fresh event is unrecorded */
   for (int i = 0; i < 64; i++) {
     evrt_event_t e;
-    evrt_event_info_t info;
+    evrt_event_info_t info = {.struct_size = sizeof info};
     ASSERT_OK(evrt_event_create(&e, 0));
     ASSERT_OK(evrt_event_get_info(e, &info));
     ASSERT(info.state == EVRT_EVENT_STATE_UNRECORDED && info.device == -1 &&

@@ -13,22 +13,6 @@ __attribute__((constructor)) static void count_start(void) {
   threads_at_start = thread_count();
 }
 
-/* Run one test of this binary in a fresh image (evrt untouched), with an
- * extra environment variable; returns its exit status or -1. */
-static int run_fresh(const char *test, const char *var, const char *value) {
-  pid_t pid = fork();
-  if (pid == 0) {
-    setenv("EVRT_TEST_FRESH", "1", 1);
-    if (var)
-      setenv(var, value, 1);
-    execl("/proc/self/exe", "test_lifecycle", test, (char *)NULL);
-    _exit(3);
-  }
-  int status = -1;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 TEST(fork_child_gets_clear_error_parent_unaffected) {
   evrt_stream_t s;
   ASSERT_OK(evrt_stream_create(&s, 0, 0, 0));
@@ -51,11 +35,11 @@ TEST(fork_child_gets_clear_error_parent_unaffected) {
 }
 
 TEST(fork_before_first_use_child_can_use_library) {
-  if (!getenv("EVRT_TEST_FRESH")) {
+  if (!HARNESS_IN_FRESH_IMAGE()) {
     /* This process already initialized evrt: re-run this test alone in a
      * fresh image of the binary. */
-    ASSERT_EQ(run_fresh("fork_before_first_use_child_can_use_library", NULL,
-                        NULL),
+    ASSERT_EQ(harness_run_fresh("fork_before_first_use_child_can_use_library",
+                                NULL, NULL),
               0);
     return;
   }
@@ -75,9 +59,9 @@ TEST(fork_before_first_use_child_can_use_library) {
 
 TEST(unknown_backend_is_a_clear_error) {
   /* in a fresh image of this binary, so that init runs again */
-  if (!getenv("EVRT_TEST_FRESH")) {
-    ASSERT_EQ(run_fresh("unknown_backend_is_a_clear_error", "EVRT_BACKEND",
-                        "cuda"),
+  if (!HARNESS_IN_FRESH_IMAGE()) {
+    ASSERT_EQ(harness_run_fresh("unknown_backend_is_a_clear_error",
+                                "EVRT_BACKEND", "cuda"),
               0);
     return;
   }

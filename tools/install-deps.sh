@@ -5,7 +5,8 @@
 set -e
 PKGS="cmake make gcc g++ pkg-config python3 python3-dev python3-pytest
 python3-setuptools python3-pip clang libclang-rt-14-dev valgrind
-pocl-opencl-icd ocl-icd-opencl-dev opencl-headers"
+pocl-opencl-icd ocl-icd-opencl-dev opencl-headers
+dpkg-dev binutils util-linux libdw-dev libunwind8"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

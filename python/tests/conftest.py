@@ -18,10 +18,10 @@ import evrt  # noqa: E402
 def _fresh_thread_state():
     """Each test starts on device 0 with default current streams."""
     evrt.set_device(0)
-    evrt._current_streams().clear()
+    evrt._reset_current_streams()
     yield
     evrt.set_device(0)
-    evrt._current_streams().clear()
+    evrt._reset_current_streams()
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
-"""evrt.Event: torch.cuda.Event behaviour, names and errors."""
+"""evrt.Event: torch.Event behaviour (torch.cuda.Event's rules), names and
+errors."""
 import re
 import time
 
@@ -22,8 +23,8 @@ def pending_event(ms=200, **flags):
 
 def test_types_and_hierarchy():
     e = evrt.Event()
-    assert isinstance(e, evrt._evrt._EventBase)
-    assert evrt._evrt._StreamBase in type(evrt.Stream()).mro()
+    assert type(e) is evrt.Event and evrt.Event is evrt._evrt.Event
+    assert type(evrt.Stream()) is evrt.Stream
 
     class MyEvent(evrt.Event):
         pass
@@ -46,9 +47,11 @@ def test_lazy_before_first_record():
     e = evrt.Event(enable_timing=True)
     assert e.query() is True
     e.synchronize()  # returns at once
-    assert e.device is None
+    # torch.Event: a device of the event's type without an index
+    assert e.device == evrt.device("evrt") and e.device.index is None
     assert e.event_id == 0 and e.handle == 0
-    assert repr(e) == "<evrt.Event uninitialized>"
+    assert repr(e) == ("torch.Event device_type=evrt, device_index=-1, "
+                       "event_flag=1, event_id=0")
     # wait() on a never-recorded event inserts no dependency: work behind it
     # runs at once.
     s = evrt.Stream()
@@ -62,9 +65,10 @@ def test_lazy_before_first_record():
 def test_record_query_synchronize():
     s, e = pending_event(150)
     assert e.query() is False
-    assert e.device == 0
-    assert e.event_id != 0 and e.handle != 0
-    assert re.match(r"<evrt\.Event 0x[0-9a-f]+>", repr(e))
+    assert e.device == evrt.device("evrt:0")
+    assert e.event_id != 0 and e.handle == e.event_id
+    assert repr(e) == ("torch.Event device_type=evrt, device_index=0, "
+                       "event_flag=0, event_id=%d" % e.event_id)
     t0 = time.monotonic()
     e.synchronize()
     assert e.query() is True
@@ -187,9 +191,10 @@ def test_record_on_other_device_raises(two_devices):
     s1 = evrt.Stream(1)
     with pytest.raises(RuntimeError) as ei:
         e.record(s1)
-    assert str(ei.value) == ("Event device 0 does not match recording "
-                             "stream's device 1.")
-    assert e.device == 0
+    # torch.Event's wording (torch.cuda.Event's is in test_compat_cuda)
+    assert str(ei.value) == ("Event device index 0 does not match recording "
+                             "stream's device index 1.")
+    assert e.device.index == 0
     # The failed call changed nothing: the event still records on device 0.
     e.record(evrt.Stream(0))
 
@@ -197,28 +202,32 @@ def test_record_on_other_device_raises(two_devices):
 def test_first_record_fixes_device(two_devices):
     e = evrt.Event()
     e.record(evrt.Stream(1))
-    assert e.device == 1
+    assert e.device == evrt.device("evrt:1")
     with pytest.raises(RuntimeError,
-                       match=re.escape("Event device 1 does not match "
-                                       "recording stream's device 0.")):
+                       match=re.escape("Event device index 1 does not match "
+                                       "recording stream's device index 0.")):
         e.record(evrt.Stream(0))
 
 
-def test_explicit_device_argument(two_devices):
+def test_device_argument(two_devices):
+    # As torch.Event: the device chooses the event's type; its index does
+    # not fix the device (the first record does), but is where ipc_handle()
+    # creates a never-recorded event (test_ipc).
     e = evrt.Event(1)
-    assert e.device == 1 and e.query() is True
-    with pytest.raises(RuntimeError,
-                       match="Event device 1 does not match recording "
-                             "stream's device 0"):
-        e.record(evrt.Stream(0))
-    assert e.event_id == 0  # the failed record did not create it
-    e.record(evrt.Stream(1))
-    assert e.device == 1
-    assert evrt.Event("evrt:1").device == 1
+    assert e.device == evrt.device("evrt") and e.query() is True
+    e.record(evrt.Stream(0))
+    assert e.device == evrt.device("evrt:0")
+    assert evrt.Event("evrt:1").device.type == "evrt"
+    assert evrt.Event("cuda:1").device == evrt.device("cuda")
+    assert evrt.Event(evrt.device("xpu", 0)).device.type == "xpu"
     with pytest.raises(ValueError, match="Expected an evrt device"):
         evrt.Event("cpu")
     with pytest.raises(RuntimeError, match="out of index range"):
         evrt.Event(evrt.device_count())
+    # a bool is never a device: Event(True) must not mean device 1
+    for flag in (True, False):
+        with pytest.raises(TypeError, match="bool is not a device"):
+            evrt.Event(flag)
 
 
 def test_wait_from_another_device(two_devices):

@@ -44,7 +44,7 @@ def test_ipc_handle_of_non_interprocess_event_fails():
     with pytest.raises(evrt.EvrtError):
         e.ipc_handle()
     # The failed export left the event as it was: uncreated.
-    assert e.device is None and e.event_id == 0
+    assert e.device.index is None and e.event_id == 0
 
 
 def test_pickle_non_interprocess_event_fails():
@@ -57,11 +57,21 @@ def test_ipc_handle_unrecorded_uses_current_device(two_devices):
     with evrt.device(1):
         h = export_or_skip(e)
     assert isinstance(h, bytes) and len(h) == 64
-    assert e.device == 1
+    assert e.device == evrt.device("evrt:1")
     assert e.query() is True
     e.record(evrt.Stream(1))
-    with pytest.raises(RuntimeError, match="Event device 1 does not match"):
+    with pytest.raises(RuntimeError,
+                       match="Event device index 1 does not match"):
         e.record(evrt.Stream(0))
+
+
+def test_ipc_handle_uses_the_constructors_device(two_devices):
+    # Event(device=1): a never-recorded event is exported from device 1
+    # whatever the current device is (and the current device is kept).
+    e = evrt.Event(1, interprocess=True)
+    export_or_skip(e)
+    assert e.device == evrt.device("evrt:1")
+    assert evrt.current_device() == 0
 
 
 def test_ipc_handle_same_process_open_fails():
@@ -131,7 +141,7 @@ def test_two_process_spawn():
         first = q_out.get(timeout=60)
         assert "error" not in first, first
         assert first["imported"] is True
-        assert first["device"] == 0
+        assert first["device"] == evrt.device("evrt:0")
         assert first["timing"] is False
         assert first["query0"] is False  # the parent's record is pending
         time.sleep(0.1)

@@ -38,10 +38,10 @@ def test_set_device_and_device_context(two_devices):
 
 def test_current_and_default_stream(two_devices):
     d0 = evrt.default_stream()
-    assert d0.is_default and d0.device == 0
+    assert d0.is_default and d0.device == evrt.device("evrt:0")
     assert evrt.current_stream() == d0
     assert evrt.current_stream(1) == evrt.default_stream(1)
-    assert evrt.current_stream(1).device == 1
+    assert evrt.current_stream(1).device.index == 1
     with pytest.raises(ValueError, match="Expected an evrt device, but got: cpu"):
         evrt.current_stream("cpu")
     with pytest.raises(ValueError, match="Expected an evrt device"):

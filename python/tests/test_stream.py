@@ -11,15 +11,20 @@ import evrt
 
 def test_construction_and_properties(two_devices):
     s = evrt.Stream()
-    assert s.device == 0 and s.priority == 0 and not s.is_default
+    assert s.device == evrt.device("evrt:0")
+    assert s.priority == 0 and not s.is_default
     s1 = evrt.Stream(device=1, priority=-1)
-    assert s1.device == 1 and s1.priority == -1
-    assert evrt.Stream(1).device == 1
-    assert evrt.Stream("evrt:1").device == 1
+    assert s1.device.index == 1 and s1.priority == -1
+    assert evrt.Stream(1).device_index == 1
+    assert evrt.Stream("evrt:1").device_index == 1
     assert evrt.Stream.priority_range() == (0, -1)
     d = evrt.default_stream()
     assert d.is_default and d != s
-    assert "evrt.Stream" in repr(s) and "device=1" in repr(s1)
+    assert repr(s1) == ("torch.Stream device_type=evrt, device_index=1, "
+                        "stream_id=%d" % s1.stream_id)
+    # torch's priority clamping: outside the range, the nearest end
+    assert evrt.Stream(priority=-5).priority == -1
+    assert evrt.Stream(priority=7).priority == 0
     with pytest.raises(RuntimeError, match="out of index range"):
         evrt.Stream(evrt.device_count())
     with pytest.raises(TypeError):
@@ -145,7 +150,7 @@ def test_synchronize_inside_launch_is_an_error_not_a_deadlock():
 def test_record_event_and_wait_event():
     a, b = evrt.Stream(), evrt.Stream()
     e = a.record_event()
-    assert isinstance(e, evrt.Event) and e.device == 0
+    assert isinstance(e, evrt.Event) and e.device.index == 0
     mine = evrt.Event(enable_timing=True)
     assert a.record_event(mine) is mine
     order = []

@@ -175,6 +175,7 @@ aclError aclrtProcessReport(int32_t timeout) {
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
                           "timeout %d: must be -1 (forever) or > 0 ms",
                           (int)timeout);
+  ACL__ENTER(fn);
   uint64_t self = (uint64_t)pthread_self();
   pthread_mutex_lock(&acl__lock);
   struct acl__report_queue *q = find_queue(self, false);

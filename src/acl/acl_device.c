@@ -39,6 +39,7 @@ static aclError check_device(const char *fn, int32_t dev) {
 }
 
 aclError acl__current(const char *fn, struct acl__ctx **ctx) {
+  ACL__ENTER(fn);
   pthread_mutex_lock(&acl__lock);
   struct acl__ctx *c = tls_ctx;
   bool ok = c && c->alive;
@@ -49,6 +50,15 @@ aclError acl__current(const char *fn, struct acl__ctx **ctx) {
                           "aclrtSetCurrentContext first");
   *ctx = c;
   return ACL_SUCCESS;
+}
+
+struct acl__ctx *acl__current_quiet(void) {
+  pthread_mutex_lock(&acl__lock);
+  struct acl__ctx *c = tls_ctx;
+  if (c && !c->alive)
+    c = NULL;
+  pthread_mutex_unlock(&acl__lock);
+  return c;
 }
 
 static struct acl__ctx *new_ctx(int dev, bool is_default,
@@ -75,26 +85,51 @@ static bool ctx_valid(struct acl__ctx *c) {
 
 /* ------------------------------------------------------------- init */
 
+/* The config file's content (for the init callbacks), at most 1 MiB. */
+static char *read_config(FILE *f, size_t *len) {
+  char *buf = malloc((1u << 20) + 1);
+  *len = buf ? fread(buf, 1, 1u << 20, f) : 0;
+  if (buf)
+    buf[*len] = '\0';
+  return buf;
+}
+
 aclError aclInit(const char *configPath) {
   static const char fn[] = "aclInit";
+  char *cfg = NULL;
+  size_t cfg_len = 0;
   if (configPath && *configPath) {
     FILE *f = fopen(configPath, "r");
     if (!f)
       return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
                             "cannot open config file '%s'", configPath);
+    cfg = read_config(f, &cfg_len);
     fclose(f);
   }
   evrt_status_t st = evrt_init();
-  if (st)
+  if (st) {
+    free(cfg);
     return acl__st(st, fn);
+  }
   pthread_mutex_lock(&acl__lock);
   unsigned before = init_count++;
   pthread_mutex_unlock(&acl__lock);
-  if (before)
+  if (before) {
+    free(cfg);
     return acl__fail(ACL_ERROR_REPEAT_INITIALIZE, fn,
                           "aclInit was already called (count now %u)",
                           before + 1);
-  return ACL_SUCCESS;
+  }
+  /* the registered init callbacks (acl_initcb.c); a failing one fails
+   * aclInit, which then counts as not called */
+  aclError r = acl__notify_init(cfg ? cfg : "", cfg_len);
+  free(cfg);
+  if (r) {
+    pthread_mutex_lock(&acl__lock);
+    init_count--;
+    pthread_mutex_unlock(&acl__lock);
+  }
+  return r;
 }
 
 static aclError reset_device(const char *fn, int32_t dev, bool force);
@@ -111,6 +146,7 @@ static aclError finalize_all(void) {
 }
 
 aclError aclFinalize(void) {
+  ACL__ENTER("aclFinalize");
   pthread_mutex_lock(&acl__lock);
   unsigned n = init_count;
   init_count = 0;
@@ -118,10 +154,13 @@ aclError aclFinalize(void) {
   if (!n)
     return acl__fail(ACL_ERROR_REPEAT_FINALIZE, "aclFinalize",
                           "aclFinalize called without a matching aclInit");
-  return finalize_all();
+  aclError r = acl__notify_finalize();
+  finalize_all();
+  return r;
 }
 
 aclError aclFinalizeReference(uint64_t *refCount) {
+  ACL__ENTER("aclFinalizeReference");
   pthread_mutex_lock(&acl__lock);
   unsigned n = init_count;
   if (n)
@@ -132,7 +171,11 @@ aclError aclFinalizeReference(uint64_t *refCount) {
                           "called without a matching aclInit");
   if (refCount)
     *refCount = n - 1;
-  return n == 1 ? finalize_all() : ACL_SUCCESS;
+  if (n != 1)
+    return ACL_SUCCESS;
+  aclError r = acl__notify_finalize();
+  finalize_all();
+  return r;
 }
 
 aclError aclrtGetRunMode(aclrtRunMode *runMode) {
@@ -335,6 +378,7 @@ aclError aclrtDestroyContext(aclrtContext context) {
   static const char fn[] = "aclrtDestroyContext";
   if (!context)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "context is NULL");
+  ACL__ENTER(fn);
   struct acl__ctx *c = context;
   pthread_mutex_lock(&acl__lock);
   bool ok = ctx_valid(c);
@@ -359,6 +403,7 @@ aclError aclrtSetCurrentContext(aclrtContext context) {
   static const char fn[] = "aclrtSetCurrentContext";
   if (!context)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "context is NULL");
+  ACL__ENTER(fn);
   struct acl__ctx *c = context;
   pthread_mutex_lock(&acl__lock);
   bool ok = ctx_valid(c);

@@ -38,6 +38,10 @@ aclError acl__code_of(evrt_status_t st) {
     return ACL_ERROR_RT_MEMORY_ALLOCATION;
   case EVRT_ERROR_TIMEOUT:
     return ACL_ERROR_RT_STREAM_SYNC_TIMEOUT;
+  case EVRT_ERROR_DEADLOCK:
+    /* EVRT_CHECK found a cycle of waits; a device would end the stuck
+     * task by its timeout (docs/check.md) */
+    return ACL_ERROR_RT_TASK_TIMEOUT;
   case EVRT_ERROR_NOT_RECORDED:
     return ACL_ERROR_RT_INTERNAL_ERROR; /* RT_ERROR_EVENT_RECORDER_NULL */
   case EVRT_ERROR_NOT_COMPLETE:
@@ -56,6 +60,11 @@ aclError acl__code_of(evrt_status_t st) {
   case EVRT_ERROR_SYSTEM:
   case EVRT_ERROR_INTERNAL:
     return ACL_ERROR_RT_INTERNAL_ERROR;
+  case EVRT_ERROR_TASK_FAILED:
+    /* the failing task's own code when it has one (acl__failure_code) */
+    return ACL_ERROR_RT_VECTOR_CORE_EXCEPTION;
+  case EVRT_ERROR_ABORTED:
+    return ACL_ERROR_RT_STREAM_ABORT;
   }
   return ACL_ERROR_RT_INTERNAL_ERROR;
 }

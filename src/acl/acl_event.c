@@ -264,7 +264,7 @@ static aclError stream_wait(const char *fn, aclrtStream stream,
   if (m.mode == LEGACY && !(m.flags & ACL_EVENT_SYNC) && !m.imported) {
     /* A default legacy event must have been recorded once; after a reset
      * its wait is for the next record (EVRT_EVENT_WAIT_NEXT_RECORD). */
-    evrt_event_info_t info;
+    evrt_event_info_t info = {.struct_size = sizeof info};
     evrt_status_t st = evrt_event_get_info((evrt_event_t)event, &info);
     if (st)
       return acl__st(st, fn);
@@ -353,7 +353,7 @@ aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus *status) {
     return acl__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, fn,
                           "not supported for this event; use "
                           "aclrtQueryEventStatus");
-  evrt_event_info_t i;
+  evrt_event_info_t i = {.struct_size = sizeof i};
   if ((r = info_of(fn, event, &i)))
     return r;
   /* Only records made by the calling thread count: a record by another
@@ -376,7 +376,7 @@ aclError aclrtQueryEventStatus(aclrtEvent event,
   if (m.flags & ACL_EVENT_EXTERNAL)
     return acl__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, fn,
                           "not supported for ACL_EVENT_EXTERNAL events");
-  evrt_event_info_t i;
+  evrt_event_info_t i = {.struct_size = sizeof i};
   if ((r = info_of(fn, event, &i)))
     return r;
   bool done = i.state == EVRT_EVENT_STATE_COMPLETE ||
@@ -449,7 +449,7 @@ static aclError timing_checks(const char *fn, aclrtEvent event) {
 static aclError timing_status(const char *fn, evrt_status_t st,
                               aclrtEvent a, aclrtEvent b) {
   if (st == EVRT_ERROR_TIMING_DISABLED) {
-    evrt_event_info_t i;
+    evrt_event_info_t i = {.struct_size = sizeof i};
     if ((!evrt_event_get_info((evrt_event_t)a, &i) && !i.record_count) ||
         (b && !evrt_event_get_info((evrt_event_t)b, &i) && !i.record_count))
       st = EVRT_ERROR_NOT_RECORDED;

@@ -14,11 +14,13 @@
  * Lock order: acl__lock (the layer's one global mutex) -> a report
  * queue's mutex.  No evrt call that can block is made under acl__lock
  * except stream and event creation and destruction, which do not block.
+ * fork(): see acl_fork.c (ACL__ENTER).
  */
 #ifndef EVRT_ACL_INTERNAL_H
 #define EVRT_ACL_INTERNAL_H
 
 #include <acl/acl.h>
+#include <acl/acl_rt_memory_soma.h>
 #include <evrt.h>
 
 #include <pthread.h>
@@ -34,6 +36,28 @@
 #define ACL__EVENT_DDSYNC 0x04u
 
 extern pthread_mutex_t acl__lock;
+
+/* ------------------------------------------------------------- fork */
+/* acl_fork.c: ACL__ENTER(fn) returns the FORKED code from the calling
+ * function in a forked child of a process that used the layer; it comes
+ * before any lock of the layer on every path that does not call evrt
+ * first. */
+#define ACL__FORK_USED 1u
+#define ACL__FORK_CHILD 2u
+extern atomic_uint acl__fork_state;
+aclError acl__enter_slow(const char *fn);
+#define ACL__ENTER(fn)                                                         \
+  do {                                                                         \
+    /* relaxed: the slow path rereads it seq_cst */                            \
+    if (__builtin_expect(atomic_load_explicit(&acl__fork_state,                \
+                                              memory_order_relaxed) !=         \
+                             ACL__FORK_USED,                                   \
+                         0)) {                                                 \
+      aclError acl__r = acl__enter_slow(fn);                                   \
+      if (acl__r)                                                              \
+        return acl__r;                                                         \
+    }                                                                          \
+  } while (0)
 
 /* ------------------------------------------------------------ errors */
 /* Record code + formatted message for aclGetRecentErrMsg/GetLastError and
@@ -71,6 +95,8 @@ struct acl__ctx {
 /* Current context of the thread, or 107002 with a message. Caller holds no
  * lock. */
 aclError acl__current(const char *fn, struct acl__ctx **ctx);
+/* Same without an error: the live current context or NULL. */
+struct acl__ctx *acl__current_quiet(void);
 
 /* ----------------------------------------------------------- streams */
 struct acl__report_queue;
@@ -82,6 +108,9 @@ struct acl__stream {
   uint64_t seen_wait_failures;
   struct acl__report_queue *sub; /* subscribed report thread or NULL */
   bool is_default;
+  /* aclrtSetStreamResLimit: per aclrtDevResLimitType, 0 = not set */
+  uint32_t res_limit[2];
+  uint32_t overflow_switch; /* aclrtSetStreamOverflowSwitch */
 };
 extern struct acl__map *acl__streams;
 extern unsigned acl__stream_count[ACL__MAX_DEVICES];
@@ -96,6 +125,85 @@ aclError acl__stream_locked(const char *fn, aclrtStream s,
 /* Register a stream created by the layer (lock held). */
 int acl__stream_add(evrt_stream_t h, struct acl__ctx *ctx,
                          uint32_t flags, uint32_t priority, bool is_default);
+
+/* ------------------------------------------------------------ memory */
+/* Every block the layer hands out or is told about is in one registry of
+ * address ranges (acl_memory.c, its own leaf mutex), with its kind and its
+ * device (-1 for host memory). */
+enum acl__mem_kind {
+  ACL__MEM_DEVICE = 0,     /* aclrtMalloc and its variants */
+  ACL__MEM_HOST = 1,       /* aclrtMallocHost (pinned host memory) */
+  ACL__MEM_MANAGED = 2,    /* aclrtMemAllocManaged */
+  ACL__MEM_REGISTERED = 3, /* aclrtHostRegister: the caller's memory */
+  ACL__MEM_VIRTUAL = 4,    /* aclrtReserveMemAddress ranges */
+  ACL__MEM_POOL = 5,       /* blocks of aclrtMemPool* pools */
+};
+struct acl__blk {
+  uintptr_t start;
+  size_t size;
+  uint8_t kind; /* enum acl__mem_kind */
+  int device;
+};
+/* The block holding [p, p+n) (copied out), or false. */
+bool acl__mem_find(const void *p, size_t n, struct acl__blk *out);
+/* Add a block: 0, 1 if it overlaps a known block, -1 out of memory. */
+int acl__mem_track(void *p, size_t size, unsigned kind, int device);
+/* Remove the block starting exactly at p with that kind (copied out): 0 or
+ * -1 if there is none. */
+int acl__mem_untrack(const void *p, unsigned kind, struct acl__blk *out);
+/* Allocate and track a 64-byte aligned block of the ACL sizing rule (size
+ * rounded up to 32, plus 32 when pad); records and returns the ACL error. */
+aclError acl__mem_alloc(const char *fn, void **ptr, size_t size,
+                        unsigned kind, bool pad);
+/* Same on a given device (ACL__DEVICE_CURRENT: the current context's, -1 for
+ * host memory). */
+#define ACL__DEVICE_CURRENT (-2)
+aclError acl__mem_alloc_on(const char *fn, void **ptr, size_t size,
+                           unsigned kind, bool pad, int device);
+/* Enqueue run(task) on stream (NULL: the current default stream); frees task
+ * if that fails; with wait, returns once the stream has run it. */
+aclError acl__enqueue_task(const char *fn, aclrtStream stream,
+                           evrt_host_fn run, void *task, bool wait);
+/* [p, p+n) lies in a block the layer knows. */
+bool acl__is_acl_memory(const void *p, size_t n);
+/* aclrtFree of managed memory: drop its advice (acl_managed.c). */
+void acl__managed_forget(void *p);
+/* [p, p+n) lies in a range registered by aclrtHostRegister. */
+bool acl__host_registered(const void *p, size_t n);
+
+/* ----------------------------------------------- the virtual device */
+/* What every evrt CPU device presents itself as (acl_sysinfo.c). */
+struct acl__soc {
+  const char *name;
+  int npu_arch;
+  uint32_t aicore, cube_core, vector_core, aicpu;
+  int64_t l2_size;
+};
+extern const struct acl__soc acl__soc;
+/* CANN's stream priority range: 0 greatest, 7 least. */
+#define ACL__STREAM_PRIORITY_GREATEST 0
+#define ACL__STREAM_PRIORITY_LEAST 7
+/* A device id of an existing evrt device. */
+bool acl__device_ok(int64_t dev);
+/* Record "device id out of range" with `code` and return it. */
+aclError acl__bad_device(const char *fn, int64_t dev, aclError code);
+/* The host's memory, which is the devices' memory here. */
+void acl__host_memory(size_t *free_bytes, size_t *total_bytes);
+
+/* ------------------------------------ overflow and saturation (switches) */
+/* The process-level overflow status (aclrtGetOverflowStatus), set by tasks
+ * that overflow while their stream's overflow switch is on. */
+void acl__note_overflow(void);
+/* The floating-point mode of the current device (aclrtSetDeviceSatMode). */
+aclrtFloatOverflowMode acl__sat_mode(void);
+/* The overflow switch of a stream (0 if unknown). */
+uint32_t acl__stream_overflow_switch(aclrtStream s);
+
+/* ----------------------------------------- init / finalize callbacks */
+/* Run the registered callbacks (acl_initcb.c); aclInit passes the config
+ * file's content.  They return the first failing callback's code. */
+aclError acl__notify_init(const char *config, size_t len);
+aclError acl__notify_finalize(void);
 
 /* Seconds; 0 = stream waits never time out. */
 extern atomic_uint acl__op_wait_timeout;

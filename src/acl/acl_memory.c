@@ -13,19 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct blk {
-  uintptr_t start;
-  size_t size;
-  bool host;
-};
-
 static void *tree;
 static pthread_mutex_t mem_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Ranges compare equal when they overlap, so a one-byte key finds the block
  * holding an interior pointer. */
 static int cmp(const void *a, const void *b) {
-  const struct blk *x = a, *y = b;
+  const struct acl__blk *x = a, *y = b;
   if (x->start + (x->size ? x->size : 1) <= y->start)
     return -1;
   if (y->start + (y->size ? y->size : 1) <= x->start)
@@ -34,10 +28,10 @@ static int cmp(const void *a, const void *b) {
 }
 
 /* The registered block containing [p, p+n), or NULL. Copies it out. */
-static bool find(const void *p, size_t n, struct blk *out) {
-  struct blk key = {(uintptr_t)p, 1, false};
+static bool find(const void *p, size_t n, struct acl__blk *out) {
+  struct acl__blk key = {(uintptr_t)p, 1, 0, 0};
   pthread_mutex_lock(&mem_lock);
-  struct blk **hit = tfind(&key, &tree, cmp);
+  struct acl__blk **hit = tfind(&key, &tree, cmp);
   bool ok = hit && (uintptr_t)p + n <= (*hit)->start + (*hit)->size;
   if (ok)
     *out = **hit;
@@ -45,7 +39,62 @@ static bool find(const void *p, size_t n, struct blk *out) {
   return ok;
 }
 
-static aclError alloc(const char *fn, void **ptr, size_t size, bool host) {
+bool acl__mem_find(const void *p, size_t n, struct acl__blk *out) {
+  return find(p, n, out);
+}
+
+/* The device of new "device" blocks: the current context's, else 0. */
+static int alloc_device(void) {
+  struct acl__ctx *c = acl__current_quiet();
+  return c ? c->device : 0;
+}
+
+int acl__mem_track(void *p, size_t size, unsigned kind, int device) {
+  struct acl__blk *b = malloc(sizeof *b);
+  if (!b)
+    return -1;
+  *b = (struct acl__blk){(uintptr_t)p, size, (uint8_t)kind, device};
+  pthread_mutex_lock(&mem_lock);
+  struct acl__blk key = {(uintptr_t)p, size ? size : 1, 0, 0};
+  bool clash = tfind(&key, &tree, cmp) != NULL;
+  void *ins = clash ? NULL : tsearch(b, &tree, cmp);
+  pthread_mutex_unlock(&mem_lock);
+  if (!ins) {
+    free(b);
+    return clash ? 1 : -1;
+  }
+  return 0;
+}
+
+int acl__mem_untrack(const void *p, unsigned kind, struct acl__blk *out) {
+  struct acl__blk key = {(uintptr_t)p, 1, 0, 0};
+  pthread_mutex_lock(&mem_lock);
+  struct acl__blk **hit = tfind(&key, &tree, cmp);
+  struct acl__blk *b = hit ? *hit : NULL;
+  bool ok = b && b->start == (uintptr_t)p && b->kind == kind;
+  if (ok)
+    tdelete(&key, &tree, cmp);
+  pthread_mutex_unlock(&mem_lock);
+  if (!ok)
+    return -1;
+  if (out)
+    *out = *b;
+  free(b);
+  return 0;
+}
+
+/* pad: aclrtMalloc's 32 extra bytes (aclrtMallocAlign32 has none). */
+aclError acl__mem_alloc(const char *fn, void **ptr, size_t size,
+                        unsigned kind, bool pad) {
+  return acl__mem_alloc_on(fn, ptr, size, kind, pad, ACL__DEVICE_CURRENT);
+}
+
+aclError acl__mem_alloc_on(const char *fn, void **ptr, size_t size,
+                           unsigned kind, bool pad, int device) {
+  ACL__ENTER(fn);
+  bool host = kind == ACL__MEM_HOST;
+  if (device == ACL__DEVICE_CURRENT)
+    device = host ? -1 : alloc_device();
   if (!ptr)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "pointer is NULL");
   if (size == 0)
@@ -54,45 +103,35 @@ static aclError alloc(const char *fn, void **ptr, size_t size, bool host) {
     return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn,
                           "size %zu is too large", size);
   /* The doc: size rounded up to 32 bytes plus 32, start 64-byte aligned. */
-  size_t real = ((size + 31) & ~(size_t)31) + 32;
+  size_t real = ((size + 31) & ~(size_t)31) + (pad ? 32 : 0);
   real = (real + 63) & ~(size_t)63; /* aligned_alloc wants a multiple */
-  struct blk *b = malloc(sizeof *b);
-  void *p = b ? aligned_alloc(64, real) : NULL;
-  if (!p) {
-    free(b);
+  void *p = aligned_alloc(64, real);
+  if (!p)
     return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn,
                           "cannot allocate %zu bytes", size);
-  }
-  *b = (struct blk){(uintptr_t)p, real, host};
-  pthread_mutex_lock(&mem_lock);
-  void *ins = tsearch(b, &tree, cmp);
-  pthread_mutex_unlock(&mem_lock);
-  if (!ins) {
+  if (acl__mem_track(p, real, kind, device)) {
     free(p);
-    free(b);
     return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
   }
+  evrt_check_alloc(p, real); /* EVRT_CHECK: a new block */
   *ptr = p;
   return ACL_SUCCESS;
 }
 
 static aclError release(const char *fn, void *p, bool host) {
+  ACL__ENTER(fn);
   if (!p)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "pointer is NULL");
-  struct blk key = {(uintptr_t)p, 1, false};
-  pthread_mutex_lock(&mem_lock);
-  struct blk **hit = tfind(&key, &tree, cmp);
-  struct blk *b = hit ? *hit : NULL;
-  bool ok = b && b->start == (uintptr_t)p && b->host == host;
-  if (ok)
-    tdelete(&key, &tree, cmp);
-  pthread_mutex_unlock(&mem_lock);
-  if (!ok)
-    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
-                          "%p was not returned by %s (or was freed already)",
-                          p, host ? "aclrtMallocHost" : "aclrtMalloc");
-  free(p);
-  free(b);
+  struct acl__blk b;
+  if (acl__mem_untrack(p, host ? ACL__MEM_HOST : ACL__MEM_DEVICE, &b)) {
+    /* aclrtFree also frees aclrtMemAllocManaged memory */
+    if (host || acl__mem_untrack(p, ACL__MEM_MANAGED, &b))
+      return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+                            "%p was not returned by %s (or was freed already)",
+                            p, host ? "aclrtMallocHost" : "aclrtMalloc");
+    acl__managed_forget(p);
+  }
+  evrt_check_free(p, b.size, free); /* EVRT_CHECK: frees p (quarantined) */
   return ACL_SUCCESS;
 }
 
@@ -106,11 +145,11 @@ aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy) {
   if (base > ACL_MEM_MALLOC_HUGE1G_ONLY_P2P || (mods & ~allowed))
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "unknown policy 0x%x",
                           (unsigned)policy);
-  return alloc(fn, devPtr, size, false);
+  return acl__mem_alloc(fn, devPtr, size, ACL__MEM_DEVICE, true);
 }
 
 aclError aclrtMallocHost(void **hostPtr, size_t size) {
-  return alloc("aclrtMallocHost", hostPtr, size, true);
+  return acl__mem_alloc("aclrtMallocHost", hostPtr, size, ACL__MEM_HOST, true);
 }
 
 aclError aclrtFree(void *devPtr) { return release("aclrtFree", devPtr, false); }
@@ -138,6 +177,8 @@ aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
   aclError r = copy_checks("aclrtMemcpy", dst, destMax, src, count, (int)kind);
   if (r)
     return r;
+  evrt_check_access(src, count, EVRT_CHECK_READ); /* EVRT_CHECK */
+  evrt_check_access(dst, count, EVRT_CHECK_WRITE);
   if (count)
     memmove(dst, src, count);
   return ACL_SUCCESS;
@@ -159,7 +200,7 @@ aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
     return r;
   /* The host side of the copy: plain (not ACL-allocated) host memory makes
    * the call return only after the copy completes. */
-  struct blk b;
+  struct acl__blk b;
   bool sync = false;
   if (kind == ACL_MEMCPY_HOST_TO_DEVICE || kind == ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE)
     sync = !find(src, count, &b);
@@ -182,6 +223,7 @@ aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value,
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
                           "count %zu is larger than maxCount %zu", count,
                           maxCount);
+  evrt_check_access(devPtr, count, EVRT_CHECK_WRITE); /* EVRT_CHECK */
   memset(devPtr, value, count);
   return ACL_SUCCESS;
 }
@@ -200,4 +242,16 @@ aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value,
   if (r)
     return r;
   return acl__st(evrt_memset_async(h, devPtr, value, count), fn);
+}
+
+/* ------------------------------------------------- acl_base.h variants */
+
+/* As aclrtMalloc without the 32 extra bytes: the size is only rounded up to
+ * a multiple of 32 (A2/A3 rule of the doc).  A policy outside the enum is
+ * not an error (the doc: it picks huge or normal pages by size). */
+aclError aclrtMallocAlign32(void **devPtr, size_t size,
+                            aclrtMemMallocPolicy policy) {
+  (void)policy;
+  return acl__mem_alloc("aclrtMallocAlign32", devPtr, size, ACL__MEM_DEVICE,
+                        false);
 }

@@ -42,6 +42,7 @@ static void unref(struct notify *n) {
 static aclError get(const char *fn, aclrtNotify h, struct notify **out) {
   if (!h)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "notify is NULL");
+  ACL__ENTER(fn);
   pthread_mutex_lock(&acl__lock);
   struct notify *n = notifies;
   while (n && n != (struct notify *)h)
@@ -90,6 +91,7 @@ aclError aclrtDestroyNotify(aclrtNotify notify) {
   static const char fn[] = "aclrtDestroyNotify";
   if (!notify)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "notify is NULL");
+  ACL__ENTER(fn);
   pthread_mutex_lock(&acl__lock);
   struct notify **pp = &notifies;
   while (*pp && *pp != (struct notify *)notify)

@@ -34,6 +34,7 @@ int acl__stream_add(evrt_stream_t h, struct acl__ctx *ctx,
 }
 
 aclError acl__stream(const char *fn, aclrtStream s, evrt_stream_t *h) {
+  ACL__ENTER(fn);
   if (s) {
     *h = (evrt_stream_t)s;
     return ACL_SUCCESS;

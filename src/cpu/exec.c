@@ -192,7 +192,7 @@ bool evrt__exec_resume(struct evrt__stream *s) {
    * thread, which never settles); no trace events to write (run_wait
    * writes them). */
   if (EVRT__ST(w) != EVRT__S_PARKED || !evrt__pool_on_worker() ||
-      EVRT_TRACING() || !have_notes())
+      EVRT_TRACING() || evrt__check_on || !have_notes())
     return evrt__stream_try_queue(s);
   if (evrt__tls_nunsettled == EVRT__UNSETTLED_MAX) {
     /* Settling notifies, which may come back here: a dependency tree of
@@ -390,6 +390,12 @@ static bool run_wait(struct evrt__stream *s, struct evrt__item *it) {
 
 /* Execute the head item; false if the stream must park. */
 static bool run_item(struct evrt__stream *s, struct evrt__item *it) {
+  /* Aborted, or stopped on a failure (src/failure.c): complete it without
+   * running it. */
+  if (EVRT_UNLIKELY(evrt__skip(s, it)))
+    return true;
+  if (EVRT_UNLIKELY(evrt__check_on))
+    evrt__check_item_begin(s, it); /* its clock, its copy's accesses */
   switch (it->kind) {
   case EVRT__ITEM_HOST_FUNC:
     evrt__pool_flush_local(); /* user code may block: don't hold a stream */
@@ -397,13 +403,34 @@ static bool run_item(struct evrt__stream *s, struct evrt__item *it) {
     evrt__tls_seq = it->seq - 1;
     it->u.host.fn(it->u.host.user);
     evrt__tls_stream = NULL;
+    /* Host functions stand for kernels: what they stored may satisfy a
+     * parked value wait (src/value.c). */
+    if (EVRT_UNLIKELY(atomic_load_explicit(&evrt__value_armed,
+                                           memory_order_relaxed)))
+      evrt__value_kick();
     return true;
+  case EVRT__ITEM_HOST_TASK: {
+    evrt__pool_flush_local();
+    evrt__tls_stream = s;
+    evrt__tls_seq = it->seq - 1;
+    int32_t rc = it->u.task.fn(it->u.task.user);
+    if (EVRT_UNLIKELY(rc != 0))
+      evrt__task_failed(s, it, rc); /* callbacks run as its host function */
+    evrt__tls_stream = NULL;
+    if (EVRT_UNLIKELY(atomic_load_explicit(&evrt__value_armed,
+                                           memory_order_relaxed)))
+      evrt__value_kick();
+    return true;
+  }
   case EVRT__ITEM_MEMCPY:
     if (it->u.mem.n > 65536)
       evrt__pool_flush_local();
     if (it->u.mem.n)
       evrt__backend->copy(s->device, it->u.mem.dst, it->u.mem.src,
                           it->u.mem.n);
+    if (EVRT_UNLIKELY(atomic_load_explicit(&evrt__value_armed,
+                                           memory_order_relaxed)))
+      evrt__value_written(it->u.mem.dst, it->u.mem.n);
     return true;
   case EVRT__ITEM_MEMSET:
     if (it->u.mem.n > 65536)
@@ -411,6 +438,14 @@ static bool run_item(struct evrt__stream *s, struct evrt__item *it) {
     if (it->u.mem.n)
       evrt__backend->fill(s->device, it->u.mem.dst, it->u.mem.value,
                           it->u.mem.n);
+    if (EVRT_UNLIKELY(atomic_load_explicit(&evrt__value_armed,
+                                           memory_order_relaxed)))
+      evrt__value_written(it->u.mem.dst, it->u.mem.n);
+    return true;
+  case EVRT__ITEM_VALUE_WAIT:
+    return evrt__value_exec_wait(s, it);
+  case EVRT__ITEM_VALUE_WRITE:
+    evrt__value_exec_write(it);
     return true;
   case EVRT__ITEM_DELAY: {
     uint64_t now = evrt__now_ns();
@@ -539,6 +574,8 @@ void evrt__exec_stream(struct evrt__stream *s) {
     if (tracing && !it->t_start)
       it->t_start = evrt__now_ns();
     if (!run_item(s, it)) {
+      if (EVRT_UNLIKELY(evrt__check_on))
+        evrt__check_item_parked(s, it);
       if (give_up(s, EVRT__S_PARKED, last))
         continue;
       return;
@@ -547,12 +584,14 @@ void evrt__exec_stream(struct evrt__stream *s) {
       evrt__trace_item(s->device, s->id, it->kind, it->label,
                        it->t_start ? it->t_start : evrt__now_ns(),
                        evrt__now_ns(),
-                       it->kind >= EVRT__ITEM_RECORD ? it->u.ev.ev_id : 0,
-                       it->kind >= EVRT__ITEM_RECORD ? it->u.ev.rec_no : 0);
+                       EVRT__ITEM_IS_EVENT(it->kind) ? it->u.ev.ev_id : 0,
+                       EVRT__ITEM_IS_EVENT(it->kind) ? it->u.ev.rec_no : 0);
+    if (EVRT_UNLIKELY(evrt__check_on))
+      evrt__check_item_end(s, it);
     retire_head(s, it);
     uint64_t seq = it->seq;
     last = seq;
-    if (it->kind != EVRT__ITEM_HOST_FUNC &&
+    if (it->kind != EVRT__ITEM_HOST_FUNC && it->kind != EVRT__ITEM_HOST_TASK &&
         !atomic_load_explicit(&it->qnext, memory_order_relaxed) &&
         evrt__pool_has_ready() && have_notes()) {
       /* Out of work, and others are ready: no spin for more, go idle

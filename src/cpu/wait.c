@@ -206,6 +206,8 @@ evrt_status_t evrt__wait_seq(struct evrt__stream *s, uint64_t target,
                              int64_t timeout_ns, bool blocking) {
   if (evrt__done(s) >= target)
     return EVRT_SUCCESS;
+  if (EVRT_UNLIKELY(evrt__check_on) && !evrt__check_tls_waiting)
+    return evrt__check_wait_seq(s, target, timeout_ns, blocking); /* cycles */
   uint64_t start = evrt__now_ns();
   uint64_t deadline =
       timeout_ns >= 0 ? evrt__deadline_after(start, (uint64_t)timeout_ns) : 0;

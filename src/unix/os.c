@@ -82,7 +82,7 @@ void evrt__sleep_ns(uint64_t ns) {
   }
 }
 
-#ifdef EVRT_CHECK_SPIN
+#ifdef EVRT_TEST_HOOKS
 static atomic_long backoff_slow_rounds;
 /* Test hook (white-box build only): rounds of back-off past the pauses. */
 long evrt__test_backoff_rounds(void);
@@ -92,7 +92,7 @@ long evrt__test_backoff_rounds(void) {
 #endif
 
 void evrt__backoff_slow(struct evrt__backoff *b) {
-#ifdef EVRT_CHECK_SPIN
+#ifdef EVRT_TEST_HOOKS
   atomic_fetch_add_explicit(&backoff_slow_rounds, 1, memory_order_relaxed);
 #endif
   /* On 2 cores the holder may be preempted: yield instead of burning the

@@ -82,6 +82,7 @@ struct snap {
 
 static void take(struct fx *f, struct snap *s) {
   memset(s, 0, sizeof *s);
+  s->info.struct_size = sizeof s->info;
   evrt_event_get_info(f->e, &s->info);
   s->wait_status = evrt_event_wait_status(f->e);
   s->q1 = evrt_stream_query(f->s1);
@@ -188,7 +189,7 @@ static void check_op(const struct opdesc *op) {
     ASSERT(memcmp(b.dst, b.src, sizeof b.dst) == 0);
   if (op->fn == op_memset)
     ASSERT_EQ(b.dst[63], 0x5a);
-  evrt_event_info_t info;
+  evrt_event_info_t info = {.struct_size = sizeof info};
   ASSERT_OK(evrt_event_get_info(b.e, &info));
   if (op->fn == op_record) {
     ASSERT_EQ(info.record_count, op->record_first ? 2 : 1);

@@ -4,8 +4,9 @@
  * An input is a byte string decoded into up to 256 API calls on a handful of
  * objects (4 stream slots, 4 event slots), with handles that are live,
  * destroyed (stale), NULL, forged from input bytes, or the default streams.
- * Every call must return a status of the EVRT_ERRNO_MAP table; a NULL or
- * stale handle must give EVRT_ERROR_INVALID_HANDLE; a call must never crash,
+ * Every call must return a status of the EVRT_ERRNO_MAP table; a stale
+ * handle or a NULL event must give EVRT_ERROR_INVALID_HANDLE (a NULL stream
+ * is the current device's default stream); a call must never crash,
  * hang or trip a sanitizer.  Each input cleans up after itself: events are
  * destroyed (which releases legacy next-record waits), live streams drained
  * and destroyed, and destroyed streams' pending work must still complete
@@ -111,9 +112,17 @@ enum hk { H_LIVE, H_NULL, H_STALE, H_FORGED, H_DEFAULT };
 
 struct sh {
   evrt_stream_t h;
-  bool bad;   /* NULL or stale: must be rejected */
+  bool bad;   /* stale: must be rejected (NULL is the default stream) */
   int buf;    /* buffer its memory items may touch */
 };
+
+/* A NULL stream is the current device's default stream, with its buffer. */
+static struct sh null_stream(void) {
+  int dev = 0;
+  evrt_get_device(&dev);
+  struct sh r = {NULL, false, NBUF + dev};
+  return r;
+}
 
 static struct sh pick_stream(struct in *in) {
   uint8_t b = next(in);
@@ -125,20 +134,19 @@ static struct sh pick_stream(struct in *in) {
       r.bad = true;
       return r;
     }
-    r.bad = true; /* NULL */
-    return r;
+    return null_stream();
   case 6:
     r.h = (evrt_stream_t)(uintptr_t)next64(in);
-    r.bad = r.h == NULL;
-    return r;
+    return r.h ? r : null_stream();
   case 7:
     evrt_stream_default((b >> 3) & 1, &r.h);
     r.buf = NBUF + ((b >> 3) & 1);
     return r;
   default: {
     int i = (b >> 3) % NSLOT;
+    if (!slot_s[i])
+      return null_stream();
     r.h = slot_s[i];
-    r.bad = r.h == NULL;
     r.buf = slot_buf[i];
     return r;
   }
@@ -370,7 +378,7 @@ static void run_op(struct in *in) {
   }
   case OP_INFO: {
     evrt_event_t e = pick_event(in, &be);
-    evrt_event_info_t info;
+    evrt_event_info_t info = {.struct_size = sizeof info};
     int d;
     uint64_t id;
     CHECK(evrt_event_get_info(e, &info), be);

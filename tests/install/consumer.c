@@ -10,7 +10,8 @@ int main(void) {
   int v = 0;
   if (evrt_stream_create(&s, 0, 0, 0) || evrt_event_create(&e, EVRT_EVENT_TIMING) ||
       evrt_launch_host_func(s, hello, &v) || evrt_event_record(e, s) ||
-      evrt_event_synchronize(e) || v != 42) {
+      evrt_event_synchronize(e) || v != 42 ||
+      evrt_version() != EVRT_VERSION_HEX) { /* header and library agree */
     printf("FAILED: %s\n", evrt_last_error_message());
     return 1;
   }

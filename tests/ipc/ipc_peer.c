@@ -5,9 +5,11 @@
  * system-wide, so times compare across processes).
  *
  *   ipc_peer sync HEX [blocking]     open, synchronize, print "synced T ST"
- *   ipc_peer record HEX DELAY_MS     open, record after a delay on its own
- *                                    stream, print "marked T" just before the
- *                                    record executes and "recorded" after
+ *   ipc_peer record HEX DELAY_MS [DEVICE]
+ *                                    open, record after a delay on its own
+ *                                    stream (of DEVICE, default 0), print
+ *                                    "marked T" just before the record
+ *                                    executes and "recorded" after
  *   ipc_peer streamwait HEX          a stream waits on the event; print
  *                                    "passed T FAILURES" when it passed
  *   ipc_peer export DELAY_MS         export an event recorded after a delay,
@@ -73,7 +75,8 @@ int main(int argc, char **argv) {
     evrt_event_destroy(e);
   } else if (!strcmp(cmd, "record") && argc > 3) {
     evrt_event_t e = open_hex(argv[2]);
-    evrt_stream_create(&s, 0, 0, 0);
+    if ((st = evrt_stream_create(&s, argc > 4 ? atoi(argv[4]) : 0, 0, 0)))
+      die("stream", st);
     evrt_stream_delay(s, (uint64_t)atoi(argv[3]) * 1000000u);
     evrt_launch_host_func(s, mark, NULL);
     if ((st = evrt_event_record(e, s)))

@@ -147,7 +147,7 @@ static atomic_long ev_bad;
 
 static void *event_user(void *arg) {
   evrt_stream_t s = (evrt_stream_t)arg;
-  evrt_event_info_t info;
+  evrt_event_info_t info = {.struct_size = sizeof info};
   uint64_t id, ns;
   int dev;
   float ms;

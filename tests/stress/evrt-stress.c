@@ -217,6 +217,7 @@ static void hf_run(void *p) {
     while (now_ns() - t0 < h->spin_ns)
       ;
   }
+  evrt_check_release(h); /* EVRT_CHECK: the round's end observes this */
   atomic_store(&h->end, atomic_fetch_add(&g_seqno, 1) + 1);
 }
 
@@ -509,7 +510,7 @@ static void op_event_query(struct eslot *e) {
   if (!took_effect("event_query", st,
                    st == EVRT_NOT_READY ? st : EVRT_SUCCESS, NULL, 0, e, ge))
     return;
-  evrt_event_info_t info;
+  evrt_event_info_t info = {.struct_size = sizeof info};
   ge = atomic_load(&e->gone);
   st = evrt_event_get_info(e->h, &info);
   if (took_effect("event_get_info", st, EVRT_SUCCESS, NULL, 0, e, ge) &&
@@ -549,11 +550,14 @@ static void op_stale(uint64_t *rng, struct sslot *live_s) {
   if (stale_ne)
     e = stale_e[rnd(rng, stale_ne < STALE_RING ? stale_ne : STALE_RING)];
   pthread_mutex_unlock(&stale_mu);
-  /* NULL stands in while nothing was destroyed yet: same error. */
-  EXPECT_ST(evrt_launch_host_func(s, stale_ran, NULL),
-            EVRT_ERROR_INVALID_HANDLE);
-  EXPECT_ST(evrt_stream_query(s), EVRT_ERROR_INVALID_HANDLE);
-  EXPECT_ST(evrt_stream_destroy(s), EVRT_ERROR_INVALID_HANDLE);
+  /* A NULL event stands in while nothing was destroyed yet: same error (a
+   * NULL stream is the default stream: no stand-in for a stale one). */
+  if (s) {
+    EXPECT_ST(evrt_launch_host_func(s, stale_ran, NULL),
+              EVRT_ERROR_INVALID_HANDLE);
+    EXPECT_ST(evrt_stream_query(s), EVRT_ERROR_INVALID_HANDLE);
+    EXPECT_ST(evrt_stream_destroy(s), EVRT_ERROR_INVALID_HANDLE);
+  }
   EXPECT_ST(evrt_event_query(e), EVRT_ERROR_INVALID_HANDLE);
   EXPECT_ST(evrt_event_destroy(e), EVRT_ERROR_INVALID_HANDLE);
   EXPECT_ST(evrt_event_synchronize(e), EVRT_ERROR_INVALID_HANDLE);
@@ -564,6 +568,7 @@ static void op_stale(uint64_t *rng, struct sslot *live_s) {
 
 static void *thread_main(void *arg) {
   uint64_t rng = (uint64_t)(uintptr_t)arg;
+  evrt_check_acquire(&R); /* EVRT_CHECK: thread creation orders the round */
   for (int i = 0; i < R.ops && atomic_load(&g_failures) == 0; i++) {
     struct sslot *s = &R.s[rnd(&rng, (unsigned)R.ns)];
     struct eslot *e = &R.e[rnd(&rng, (unsigned)R.ne)];
@@ -640,6 +645,7 @@ static void final_checks(void) {
     while (!atomic_load(&R.hf[i].refused) && atomic_load(&R.hf[i].end) == 0 &&
            now_ns() < deadline)
       usleep(1000);
+    evrt_check_acquire(&R.hf[i]); /* EVRT_CHECK: buffers are reused next */
   }
   for (int i = 0; i < nhf; i++) {
     struct hf *h = &R.hf[i];
@@ -702,7 +708,7 @@ static void final_checks(void) {
   }
   for (int i = 0; i < R.ne; i++) {
     struct eslot *e = &R.e[i];
-    evrt_event_info_t info;
+    evrt_event_info_t info = {.struct_size = sizeof info};
     evrt_status_t q = evrt_event_query(e->h);
     if (q == EVRT_NOT_READY) {
       /* Tell a late completion from a lost one (a hang). */
@@ -746,6 +752,7 @@ static void run_round(uint64_t rseed) {
     event_slot_init(&R.e[i], &rng);
 
   pthread_t th[MAX_THREADS];
+  evrt_check_release(&R); /* EVRT_CHECK: thread_main acquires it */
   for (int t = 0; t < R.nthreads; t++)
     pthread_create(&th[t], NULL, thread_main,
                    (void *)(uintptr_t)(rseed ^ (0x9e3779b97f4a7c15ull * (t + 1))));

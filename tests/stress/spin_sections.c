@@ -1,7 +1,7 @@
 /*
  * spin_sections.c - no system call under a spin lock, and every spin backs
  * off (issue 13, item 10).  White-box: links evrt_static, built with
- * EVRT_CHECK_SPIN, which counts the spin locks (event seqlock, plock, wlock)
+ * EVRT_TEST_HOOKS, which counts the spin locks (event seqlock, plock, wlock)
  * each thread holds and records every malloc, free, futex call, pool-mutex
  * push and timer arm made while one is held.
  *

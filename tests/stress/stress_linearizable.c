@@ -58,7 +58,7 @@ static void raise_floor(int e, uint64_t key) {
 /* get_info as a key, checked against the floor read before the call. */
 static uint64_t observe(int e) {
   uint64_t f = atomic_load(&floor_key[e]);
-  evrt_event_info_t info;
+  evrt_event_info_t info = {.struct_size = sizeof info};
   if (evrt_event_get_info(ev[e], &info) != EVRT_SUCCESS) {
     violation(e, "get_info failed", f, 0);
     return f;
@@ -162,7 +162,7 @@ TEST(generations_never_go_backwards) {
     ASSERT_OK(evrt_stream_synchronize(st[i]));
   for (int i = 0; i < NEV; i++) {
     /* quiescent: the final state is complete or reset, never pending */
-    evrt_event_info_t info;
+    evrt_event_info_t info = {.struct_size = sizeof info};
     ASSERT_OK(evrt_event_get_info(ev[i], &info));
     ASSERT(info.state != EVRT_EVENT_STATE_PENDING);
     ASSERT_EQ(info.record_count, atomic_load(&records_started[i]));

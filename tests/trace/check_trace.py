@@ -29,7 +29,8 @@ import sys
 import xml.etree.ElementTree as ET
 
 EPS = 1e-6  # us; the file has ns resolution
-KINDS = {"host_func", "memcpy", "memset", "delay", "record", "wait", "reset"}
+KINDS = {"host_func", "memcpy", "memset", "delay", "record", "wait", "reset",
+         "host_task", "value_wait", "value_write"}
 SVG = "{http://www.w3.org/2000/svg}"
 
 

@@ -6,7 +6,7 @@
  * evrt__trace_item() gets t0 = the start of the worker's LAST look at an
  * item.  An item that parks (a delay, a wait) is looked at again when it is
  * resumed, so its t0 is the resume time, not when it started: a 10 ms delay
- * is reported as a few microseconds.  src/trace.c stretches a delay back to
+ * is reported as a few microseconds.  The writer (then src/trace.c) stretched a delay back to
  * the end of the stream's previous item, which is right in a busy pipeline
  * but wrong here: the stream was idle before the delay was
  * enqueued, so the delay is drawn as long as the gap plus the delay.  Needed: exec.c passes the time

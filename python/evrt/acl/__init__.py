@@ -24,11 +24,9 @@ if not getattr(_evrt, "HAVE_ACL", 0):
 from . import rt, util  # noqa: E402
 
 _c = _evrt._acl
-init = _c.init
-finalize = _c.finalize
-get_recent_err_msg = _c.get_recent_err_msg
+# Every function of the C module (init, finalize, get_recent_err_msg,
+# get_soc_name, the aclDataBuffer calls, ...) and every ACL_* constant.
+_names = sorted(k for k in dir(_c) if not k.startswith("_"))
+globals().update({k: getattr(_c, k) for k in _names})
 
-globals().update({k: getattr(_c, k) for k in dir(_c) if k.startswith("ACL_")})
-
-__all__ = ["rt", "util", "init", "finalize", "get_recent_err_msg"] + sorted(
-    k for k in dir(_c) if k.startswith("ACL_"))
+__all__ = ["rt", "util"] + _names

@@ -1,0 +1,91 @@
+"""torch.xpu's stream and event API over evrt: replacing ``torch.xpu``
+with ``evrt.xpu`` is the whole port of stream and event code.
+
+Names, signatures, defaults, error types, messages and reprs are
+torch.xpu's: ``Event(enable_timing=False)`` (plus ``blocking`` and
+``interprocess``, which torch.xpu is adding), ``Stream(device=None,
+priority=0)``, ``current_stream``, ``set_stream``, ``stream``, ``device``,
+...  The devices are evrt's, named ``xpu:N``.
+
+Handles are evrt's: ``Stream.sycl_queue`` and ``Event.sycl_event`` are the
+``evrt_stream_t`` / ``evrt_event_t`` the C API and ``evrt.acl.rt`` accept
+(one runtime per process).  See docs/python.md for the porting guide.
+"""
+
+from . import _contexts, _evrt
+
+__all__ = [
+    "Event", "Stream", "StreamContext", "current_device",
+    "current_stream", "default_stream", "device", "device_count",
+    "device_of", "is_available",
+    "set_device", "set_stream", "stream", "synchronize",
+]
+
+_f = _evrt._functions("xpu")
+current_stream = _f["current_stream"]
+default_stream = _f["default_stream"]
+set_stream = _f["set_stream"]
+synchronize = _f["synchronize"]
+device_count = _f["device_count"]
+is_available = _f["is_available"]
+current_device = _f["current_device"]
+set_device = _f["set_device"]
+_exchange_device = _f["_exchange_device"]
+_maybe_exchange_device = _f["_exchange_device"]
+
+
+# Stream and Event are C types (evrt._evrt._XpuStream / _XpuEvent,
+# subtypes of evrt.Stream / evrt.Event): methods called on them take
+# CPython's fast path for C methods, which a Python subclass would lose.
+Stream = _evrt._XpuStream
+Event = _evrt._XpuEvent
+
+
+def _get_device_index(device, optional=False, allow_cpu=False):
+    """torch.xpu._utils._get_device_index."""
+    return _contexts.get_device_index("xpu", device_cls, device, optional,
+                                      allow_cpu)
+
+
+class device(_contexts.DeviceContext):
+    """Context manager that changes the current device (torch.xpu.device).
+
+    Args:
+        device (device or int): the device; None or a negative int: no-op.
+    """
+
+    _exchange_device = _exchange_device
+    _get_device_index = staticmethod(_get_device_index)
+
+
+device_cls = device
+
+
+class _DeviceGuard(_contexts.DeviceGuard):
+    _exchange_device = _exchange_device
+
+
+class device_of(device):
+    """Context manager that makes the device of ``obj`` current (no-op for
+    an object that is not on an xpu device)."""
+
+    def __init__(self, obj):
+        dev = getattr(obj, "device", None)
+        idx = dev.index if getattr(dev, "type", None) == "xpu" else -1
+        super().__init__(-1 if idx is None else idx)
+
+
+class StreamContext(_contexts.StreamContext):
+    """Context manager that selects a given stream (torch.xpu.StreamContext).
+
+    Args:
+        stream (Stream): the stream; None makes it a no-op.
+    """
+
+    _current_stream = current_stream
+    _set_stream = set_stream
+
+
+def stream(stream):
+    """``with evrt.xpu.stream(s):`` runs the block with ``s`` current."""
+    return StreamContext(stream)

@@ -1,0 +1,82 @@
+"""evrt.device: torch.device's equivalent, accepted wherever a device index
+is; a bool is never a device."""
+import pickle
+
+import pytest
+
+import evrt
+import evrt.cuda as cuda
+
+
+def test_construction_and_round_trip():
+    d = evrt.device("evrt:1")
+    assert (d.type, d.index) == ("evrt", 1)
+    assert str(d) == "evrt:1" and repr(d) == "device(type='evrt', index=1)"
+    assert evrt.device(str(d)) == d
+    assert evrt.device("cuda", 1) == evrt.device("cuda:1")
+    assert evrt.device(1) == d  # the current accelerator's type
+    c = evrt.device("cuda")
+    assert c.index is None and str(c) == "cuda"
+    assert repr(c) == "device(type='cuda')"
+    assert evrt.device(d) is d
+    assert pickle.loads(pickle.dumps(d)) == d
+    assert len({evrt.device("xpu:0"), evrt.device("xpu", 0),
+                evrt.device("xpu:1")}) == 2
+    assert evrt.device("cpu") != evrt.device("evrt")
+
+
+def test_errors_are_torchs():
+    with pytest.raises(RuntimeError, match="Invalid device string: 'cuda0'"):
+        evrt.device("cuda0")
+    with pytest.raises(RuntimeError, match="Invalid device string"):
+        evrt.device("cuda:x")
+    with pytest.raises(RuntimeError, match="Expected one of cpu, cuda, xpu"):
+        evrt.device("tpu:0")
+    with pytest.raises(RuntimeError, match="must not be negative"):
+        evrt.device(-1)
+    with pytest.raises(RuntimeError, match="must not include an index"):
+        evrt.device("cuda:1", 1)
+    with pytest.raises(TypeError):
+        evrt.device(True)
+
+
+def test_accepted_wherever_an_int_is(two_devices):
+    d1 = evrt.device("evrt:1")
+    evrt.set_device(d1)
+    assert evrt.current_device() == 1
+    evrt.set_device(evrt.device("evrt:0"))
+    assert evrt.Stream(d1).device_index == 1
+    assert evrt.current_stream(d1).device_index == 1
+    assert evrt.default_stream("evrt:1").device_index == 1
+    evrt.synchronize(d1)
+    cuda.synchronize(evrt.device("cuda:1"))
+    assert cuda.Stream(evrt.device("cuda:1")).device == evrt.device("cuda:1")
+    assert cuda.current_stream("cuda:1").device.index == 1
+    with d1:  # evrt's own use: the device for the block
+        assert evrt.current_device() == 1
+    assert evrt.current_device() == 0
+
+
+def test_a_bool_is_never_a_device():
+    for call in (lambda: evrt.Event(True), lambda: evrt.Stream(True),
+                 lambda: evrt.set_device(True), lambda: evrt.synchronize(False),
+                 lambda: evrt.current_stream(True),
+                 lambda: cuda.current_stream(True),
+                 lambda: cuda.Stream(True)):
+        with pytest.raises(TypeError, match="bool is not a device"):
+            call()
+
+
+def test_rename_device_type():
+    code = ("import evrt; evrt.rename_device_type('openreg');"
+            "evrt.accelerator.use('openreg');"
+            "s = evrt.Stream('openreg:0'); print(s.device, repr(s));"
+            "print(evrt.accelerator.current_accelerator())")
+    from conftest import run_python
+    r = run_python(code)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split("\n")[0].startswith(
+        "openreg:0 torch.Stream device_type=openreg, device_index=0")
+    assert r.stdout.split("\n")[1] == "openreg"
+    with pytest.raises(ValueError):
+        evrt.rename_device_type("cuda")

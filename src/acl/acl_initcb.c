@@ -1,0 +1,178 @@
+/*
+ * acl_initcb.c - aclInitCallbackRegister / aclInitCallbackUnRegister /
+ * aclFinalizeCallbackRegister / aclFinalizeCallbackUnRegister.
+ *
+ * As CANN's: one callback per registration type, except ACL_REG_TYPE_OTHER
+ * which takes any number (a second one of another type: 500000); a NULL
+ * callback is 100000; unregistering one that is not there is 500000.  An
+ * init callback registered after aclInit runs at once with the config
+ * file's content.  aclInit runs the init callbacks (type order, then
+ * registration order) with that content; aclFinalize runs the finalize
+ * callbacks; the first failing callback's code is returned.
+ *
+ * Lock: cb_lock, a recursive mutex (a callback may register another, as
+ * CANN allows with its recursive mutex), taken before acl__lock never
+ * after it.  Callbacks run with cb_lock held, as in CANN.
+ */
+#include "acl_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct cb {
+  aclRegisterCallbackType type;
+  void *fn; /* aclInitCallbackFunc or aclFinalizeCallbackFunc */
+  void *user;
+  struct cb *next;
+};
+
+static pthread_mutex_t cb_lock;
+static pthread_once_t cb_once = PTHREAD_ONCE_INIT;
+static struct cb *init_cbs, *fini_cbs;
+static bool initialized;
+static char *config; /* the content of the last aclInit's config file */
+static size_t config_len;
+
+static void make_lock(void) {
+  pthread_mutexattr_t a;
+  pthread_mutexattr_init(&a);
+  pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+  pthread_mutex_init(&cb_lock, &a);
+  pthread_mutexattr_destroy(&a);
+}
+
+static void lock(void) {
+  pthread_once(&cb_once, make_lock);
+  pthread_mutex_lock(&cb_lock);
+}
+
+static aclError reg(const char *fn, struct cb **list,
+                    aclRegisterCallbackType type, void *f, void *user) {
+  if (!f)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "cbFunc is NULL");
+  struct cb *c = malloc(sizeof *c);
+  if (!c)
+    return acl__fail(ACL_ERROR_BAD_ALLOC, fn, "out of memory");
+  lock();
+  bool taken = false;
+  for (struct cb *x = *list; x && type != ACL_REG_TYPE_OTHER; x = x->next)
+    taken |= x->type == type;
+  if (!taken) {
+    *c = (struct cb){type, f, user, NULL};
+    struct cb **pp = list;
+    while (*pp)
+      pp = &(*pp)->next;
+    *pp = c; /* registration order */
+  }
+  pthread_mutex_unlock(&cb_lock);
+  if (taken) {
+    free(c);
+    return acl__fail(ACL_ERROR_INTERNAL_ERROR, fn,
+                     "a callback of type %d is registered already",
+                     (int)type);
+  }
+  return ACL_SUCCESS;
+}
+
+static aclError unreg(const char *fn, struct cb **list,
+                      aclRegisterCallbackType type, void *f) {
+  if (!f)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "cbFunc is NULL");
+  lock();
+  struct cb *found = NULL;
+  for (struct cb **pp = list; *pp; pp = &(*pp)->next)
+    if ((*pp)->type == type && (*pp)->fn == f) {
+      found = *pp;
+      *pp = found->next;
+      break;
+    }
+  pthread_mutex_unlock(&cb_lock);
+  if (!found)
+    return acl__fail(ACL_ERROR_INTERNAL_ERROR, fn,
+                     "no such callback of type %d", (int)type);
+  free(found);
+  return ACL_SUCCESS;
+}
+
+aclError aclInitCallbackRegister(aclRegisterCallbackType type,
+                                 aclInitCallbackFunc cbFunc, void *userData) {
+  static const char fn[] = "aclInitCallbackRegister";
+  aclError r = reg(fn, &init_cbs, type, (void *)cbFunc, userData);
+  if (r)
+    return r;
+  lock();
+  if (initialized) /* CANN: registered after aclInit, it runs at once */
+    (void)cbFunc(config ? config : "", config_len, userData);
+  pthread_mutex_unlock(&cb_lock);
+  return ACL_SUCCESS;
+}
+
+aclError aclInitCallbackUnRegister(aclRegisterCallbackType type,
+                                   aclInitCallbackFunc cbFunc) {
+  return unreg("aclInitCallbackUnRegister", &init_cbs, type, (void *)cbFunc);
+}
+
+aclError aclFinalizeCallbackRegister(aclRegisterCallbackType type,
+                                     aclFinalizeCallbackFunc cbFunc,
+                                     void *userData) {
+  return reg("aclFinalizeCallbackRegister", &fini_cbs, type, (void *)cbFunc,
+             userData);
+}
+
+aclError aclFinalizeCallbackUnRegister(aclRegisterCallbackType type,
+                                       aclFinalizeCallbackFunc cbFunc) {
+  return unreg("aclFinalizeCallbackUnRegister", &fini_cbs, type,
+               (void *)cbFunc);
+}
+
+/* Type order: the ACL_REG_TYPE_* values ascending, ACL_REG_TYPE_OTHER last
+ * (its value is the largest). */
+static aclError run_list(struct cb *list, bool init) {
+  unsigned done_below = 0;
+  for (;;) {
+    unsigned next = UINT32_MAX; /* the smallest type not run yet */
+    for (struct cb *x = list; x; x = x->next)
+      if ((unsigned)x->type >= done_below && (unsigned)x->type < next)
+        next = (unsigned)x->type;
+    if (next == UINT32_MAX)
+      return ACL_SUCCESS;
+    for (struct cb *x = list; x; x = x->next) {
+      if ((unsigned)x->type != next)
+        continue;
+      aclError r = init ? ((aclInitCallbackFunc)x->fn)(config ? config : "",
+                                                        config_len, x->user)
+                        : ((aclFinalizeCallbackFunc)x->fn)(x->user);
+      if (r != ACL_SUCCESS)
+        return r;
+    }
+    done_below = next + 1;
+  }
+}
+
+aclError acl__notify_init(const char *cfg, size_t len) {
+  lock();
+  free(config);
+  config = cfg ? malloc(len + 1) : NULL;
+  config_len = config ? len : 0;
+  if (config) {
+    memcpy(config, cfg, len);
+    config[len] = '\0';
+  }
+  aclError r = run_list(init_cbs, true);
+  initialized = r == ACL_SUCCESS;
+  pthread_mutex_unlock(&cb_lock);
+  if (r)
+    return acl__fail(r, "aclInit", "an init callback failed with %d", r);
+  return ACL_SUCCESS;
+}
+
+aclError acl__notify_finalize(void) {
+  lock();
+  initialized = false;
+  aclError r = run_list(fini_cbs, false);
+  pthread_mutex_unlock(&cb_lock);
+  if (r)
+    return acl__fail(r, "aclFinalize", "a finalize callback failed with %d",
+                     r);
+  return ACL_SUCCESS;
+}

@@ -1,0 +1,911 @@
+/*
+ * acl_vmm.c - virtual and physical memory: reserve address ranges, allocate
+ * physical memory, map, set access, export a physical allocation to another
+ * process and import it there.
+ *
+ * The model (docs/acl.md, "Virtual memory"):
+ *  - physical memory is a memfd (one per aclrtMallocPhysical), so that it can
+ *    be mapped at several addresses and shared with other processes.  After
+ *    its data, rounded up to a page, the memfd holds one metadata page: a
+ *    magic, the exporter's pid, a random nonce, the "no pid check" flag and
+ *    the pid whitelist of aclrtMemSetPidToShareableHandle;
+ *  - a reserved range is an inaccessible anonymous mapping (PROT_NONE);
+ *    aclrtMapMem maps the memfd over part of it (MAP_FIXED | MAP_SHARED),
+ *    aclrtUnmapMem puts the inaccessible mapping back, aclrtMemSetAccess is
+ *    mprotect;
+ *  - a shareable handle names the exporter's memfd: (pid, fd, nonce) packed
+ *    in 64 bits (22 + 20 + 22), or the same fields in a 128-byte fabric
+ *    handle.  The importer opens /proc/<pid>/fd/<fd> (so the exporter must
+ *    still hold it, as CANN requires), checks the nonce and, unless the
+ *    exporter disabled it, that its own pid is on the whitelist (207006).
+ *
+ * Physical handles are pointers to struct phys, validated against the list
+ * of live ones.  Lock order: vmm_lock -> the block registry's lock
+ * (acl__mem_track/untrack).  vmm_lock is a mutex, held across mmap,
+ * mprotect and open: no spin lock is involved.
+ */
+#include "acl_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define PHYS_MAGIC 0x70687973u /* "phys" */
+#define META_MAGIC 0x65767274766d6d31ull /* "evrtvmm1" */
+#define META_PIDS 1000
+#define MB2 ((size_t)2 << 20)
+
+struct meta {
+  uint64_t magic;
+  uint64_t size; /* the allocation's size, for the importer's aclrtMapMem */
+  int32_t exporter_pid;
+  uint32_t nonce;
+  uint32_t no_pid_check;
+  uint32_t npids;
+  int32_t pids[META_PIDS];
+};
+
+struct phys {
+  uint32_t magic;
+  int fd;
+  size_t size;     /* as asked: the size every aclrtMapMem must use */
+  size_t data_len; /* size rounded up to a page: where the metadata starts */
+  aclrtPhysicalMemProp prop;
+  bool imported, exported;
+  uint64_t shareable; /* the 64-bit shareable handle once exported */
+  struct meta *meta;  /* the metadata page, mapped (exporter) */
+  unsigned maps;      /* live mappings */
+  unsigned refs;      /* aclrtMallocPhysical/import + retains - frees */
+  struct phys *next;
+};
+
+struct mapping {
+  uintptr_t va;
+  size_t size;
+  struct phys *phys;
+  uint64_t access;   /* aclrtMemAccessFlags */
+  struct mapping *next;
+};
+
+struct reserve {
+  uintptr_t start;
+  size_t size;
+  struct mapping *maps;
+  struct reserve *next;
+};
+
+static pthread_mutex_t vmm_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct phys *phys_list;
+static struct reserve *reserves;
+
+static size_t page_size(void) {
+  long p = sysconf(_SC_PAGESIZE);
+  return p > 0 ? (size_t)p : 4096;
+}
+
+static bool phys_live_locked(const struct phys *p) {
+  for (struct phys *x = phys_list; x; x = x->next)
+    if (x == p && x->refs)
+      return true;
+  return false;
+}
+
+static void phys_unlink_locked(struct phys *p) {
+  for (struct phys **pp = &phys_list; *pp; pp = &(*pp)->next)
+    if (*pp == p) {
+      *pp = p->next;
+      return;
+    }
+}
+
+/* Drop a reference; the memory goes when no reference and no mapping is
+ * left (CANN: freeing a mapped handle releases it at the last unmap). */
+static void phys_put_locked(struct phys *p) {
+  if (p->refs)
+    p->refs--;
+  if (p->refs || p->maps)
+    return;
+  phys_unlink_locked(p);
+  if (p->meta)
+    munmap(p->meta, sizeof(struct meta));
+  close(p->fd);
+  p->magic = 0;
+  free(p);
+}
+
+/* ------------------------------------------------------- granularity */
+
+static bool attr_ok(aclrtMemAttr a, bool device) {
+  switch (a) {
+  case ACL_MEM_NORMAL:
+  case ACL_MEM_HUGE:
+  case ACL_MEM_P2P_NORMAL:
+  case ACL_MEM_P2P_HUGE:
+  case ACL_HBM_MEM_HUGE:
+  case ACL_HBM_MEM_NORMAL:
+    return true;
+  case ACL_MEM_HUGE1G:
+  case ACL_HBM_MEM_HUGE1G:
+    return device; /* device only; P2P_HUGE1G is not on the 910B */
+  case ACL_DDR_MEM_HUGE:
+  case ACL_DDR_MEM_NORMAL:
+  case ACL_DDR_MEM_P2P_HUGE:
+  case ACL_DDR_MEM_P2P_NORMAL:
+    return !device; /* host only */
+  default:
+    return false;
+  }
+}
+
+/* 1 GiB for the 1G attributes, 2 MiB for huge pages and for HBM_MEM_NORMAL
+ * (CANN allocates it as huge), the host page for normal memory. */
+static size_t granule_of(aclrtMemAttr a) {
+  switch (a) {
+  case ACL_MEM_HUGE1G:
+  case ACL_HBM_MEM_HUGE1G:
+    return (size_t)1 << 30;
+  case ACL_MEM_HUGE:
+  case ACL_MEM_P2P_HUGE:
+  case ACL_HBM_MEM_HUGE:
+  case ACL_HBM_MEM_NORMAL:
+  case ACL_DDR_MEM_HUGE:
+  case ACL_DDR_MEM_P2P_HUGE:
+    return MB2;
+  default:
+    return page_size();
+  }
+}
+
+static aclError check_prop(const char *fn, const aclrtPhysicalMemProp *prop) {
+  bool device;
+  switch (prop->location.type) {
+  case ACL_MEM_LOCATION_TYPE_DEVICE:
+    if (!acl__device_ok(prop->location.id))
+      return acl__bad_device(fn, prop->location.id,
+                             ACL_ERROR_RT_INVALID_DEVICEID);
+    device = true;
+    break;
+  case ACL_MEM_LOCATION_TYPE_HOST:
+  case ACL_MEM_LOCATION_TYPE_HOST_NUMA:
+    device = false;
+    break;
+  default:
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+                     "location type %d cannot hold physical memory",
+                     (int)prop->location.type);
+  }
+  if (prop->allocationType != ACL_MEM_ALLOCATION_TYPE_PINNED ||
+      (prop->handleType != ACL_MEM_HANDLE_TYPE_NONE &&
+       prop->handleType != ACL_MEM_HANDLE_TYPE_POSIX))
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+                     "allocation type %d / handle type %d not supported",
+                     (int)prop->allocationType, (int)prop->handleType);
+  if (!attr_ok(prop->memAttr, device))
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+                     "memory attribute %d is not for %s memory",
+                     (int)prop->memAttr, device ? "device" : "host");
+  return ACL_SUCCESS;
+}
+
+aclError aclrtMemGetAllocationGranularity(aclrtPhysicalMemProp *prop,
+                                          aclrtMemGranularityOptions option,
+                                          size_t *granularity) {
+  static const char fn[] = "aclrtMemGetAllocationGranularity";
+  if (!prop || !granularity)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "%s is NULL",
+                     prop ? "granularity" : "prop");
+  if (option != ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM &&
+      option != ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED)
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn, "unknown option %d",
+                     (int)option);
+  aclError r = check_prop(fn, prop);
+  if (r)
+    return r;
+  *granularity = granule_of(prop->memAttr);
+  return ACL_SUCCESS;
+}
+
+/* ------------------------------------------------------- physical memory */
+
+static struct phys *phys_new(int fd, size_t size,
+                             const aclrtPhysicalMemProp *prop) {
+  struct phys *p = calloc(1, sizeof *p);
+  if (!p)
+    return NULL;
+  p->magic = PHYS_MAGIC;
+  p->fd = fd;
+  p->size = size;
+  p->data_len = (size + page_size() - 1) / page_size() * page_size();
+  p->prop = *prop;
+  p->refs = 1;
+  return p;
+}
+
+aclError aclrtMallocPhysical(aclrtDrvMemHandle *handle, size_t size,
+                             const aclrtPhysicalMemProp *prop,
+                             uint64_t flags) {
+  static const char fn[] = "aclrtMallocPhysical";
+  if (!handle)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "handle is NULL");
+  if (!size)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "size is 0");
+  if (!prop)
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn, "prop is NULL");
+  if (flags)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
+                     "flags is reserved and must be 0");
+  aclError r = check_prop(fn, prop);
+  if (r)
+    return r;
+  size_t data_len = (size + page_size() - 1) / page_size() * page_size();
+  if (size > SIZE_MAX / 2)
+    return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "size too large");
+  int fd = memfd_create("evrt-acl-physical", MFD_CLOEXEC);
+  if (fd < 0)
+    return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn,
+                     "memfd_create: %s", strerror(errno));
+  struct phys *p = NULL;
+  if (ftruncate(fd, (off_t)(data_len + page_size())) != 0 ||
+      !(p = phys_new(fd, size, prop))) {
+    int e = errno;
+    close(fd);
+    return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn,
+                     "cannot allocate %zu bytes: %s", size, strerror(e));
+  }
+  pthread_mutex_lock(&vmm_lock);
+  p->next = phys_list;
+  phys_list = p;
+  pthread_mutex_unlock(&vmm_lock);
+  *handle = p;
+  return ACL_SUCCESS;
+}
+
+aclError aclrtFreePhysical(aclrtDrvMemHandle handle) {
+  static const char fn[] = "aclrtFreePhysical";
+  if (!handle)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "handle is NULL");
+  pthread_mutex_lock(&vmm_lock);
+  bool ok = phys_live_locked(handle);
+  if (ok)
+    phys_put_locked(handle);
+  pthread_mutex_unlock(&vmm_lock);
+  if (!ok)
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+                     "%p is not a live physical memory handle", handle);
+  return ACL_SUCCESS;
+}
+
+aclError aclrtMemGetAllocationPropertiesFromHandle(aclrtDrvMemHandle handle,
+                                                   aclrtPhysicalMemProp *prop) {
+  static const char fn[] = "aclrtMemGetAllocationPropertiesFromHandle";
+  if (!handle || !prop)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "%s is NULL",
+                     handle ? "prop" : "handle");
+  pthread_mutex_lock(&vmm_lock);
+  bool ok = phys_live_locked(handle);
+  if (ok)
+    *prop = ((struct phys *)handle)->prop;
+  pthread_mutex_unlock(&vmm_lock);
+  if (!ok)
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+                     "%p is not a live physical memory handle", handle);
+  return ACL_SUCCESS;
+}
+
+/* ------------------------------------------------------ reserved ranges */
+
+static struct reserve *reserve_of_locked(uintptr_t va, size_t n) {
+  for (struct reserve *r = reserves; r; r = r->next)
+    if (va >= r->start && va - r->start < r->size &&
+        n <= r->size - (va - r->start))
+      return r;
+  return NULL;
+}
+
+static aclError reserve(const char *fn, void **virPtr, size_t size,
+                        size_t alignment, void *expectPtr, uint64_t flags) {
+  if (!virPtr)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "virPtr is NULL");
+  if (!size)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "size is 0");
+  if (flags > 1) /* 1 is kept for compatibility (CANN) */
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "flags %llu is not 0",
+                     (unsigned long long)flags);
+  if (alignment & (alignment - 1))
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+                     "alignment %zu is not a power of two", alignment);
+  size_t align = alignment > MB2 ? alignment : MB2;
+  if (size > SIZE_MAX - 2 * align)
+    return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "size too large");
+  size_t len = (size + MB2 - 1) / MB2 * MB2;
+  void *p;
+  if (expectPtr) {
+    if ((uintptr_t)expectPtr % MB2)
+      return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+                       "expectPtr %p is not 2 MiB aligned", expectPtr);
+    p = mmap(expectPtr, len, PROT_NONE,
+             MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE,
+             -1, 0);
+    if (p == MAP_FAILED)
+      return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn,
+                       "cannot reserve at %p: %s", expectPtr, strerror(errno));
+  } else {
+    /* over-reserve, then trim to an aligned start (2 MiB at least: the
+     * granule of huge pages) */
+    void *raw = mmap(NULL, len + align, PROT_NONE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (raw == MAP_FAILED)
+      return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn,
+                       "cannot reserve %zu bytes: %s", size, strerror(errno));
+    uintptr_t a = ((uintptr_t)raw + align - 1) / align * align;
+    if (a > (uintptr_t)raw)
+      munmap(raw, a - (uintptr_t)raw);
+    uintptr_t end = (uintptr_t)raw + len + align;
+    if (end > a + len)
+      munmap((void *)(a + len), end - (a + len));
+    p = (void *)a;
+  }
+  struct reserve *r = calloc(1, sizeof *r);
+  struct acl__ctx *c = acl__current_quiet();
+  if (!r || acl__mem_track(p, len, ACL__MEM_VIRTUAL, c ? c->device : 0)) {
+    free(r);
+    munmap(p, len);
+    return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
+  }
+  r->start = (uintptr_t)p;
+  r->size = len;
+  pthread_mutex_lock(&vmm_lock);
+  r->next = reserves;
+  reserves = r;
+  pthread_mutex_unlock(&vmm_lock);
+  *virPtr = p;
+  return ACL_SUCCESS;
+}
+
+aclError aclrtReserveMemAddress(void **virPtr, size_t size, size_t alignment,
+                                void *expectPtr, uint64_t flags) {
+  return reserve("aclrtReserveMemAddress", virPtr, size, alignment, expectPtr,
+                 flags);
+}
+
+/* Without UCE-protected memory: the same range here (host memory has no
+ * uncorrectable-error isolation to opt out of). */
+aclError aclrtReserveMemAddressNoUCMemory(void **virPtr, size_t size,
+                                          size_t alignment, void *expectPtr,
+                                          uint64_t flags) {
+  return reserve("aclrtReserveMemAddressNoUCMemory", virPtr, size, alignment,
+                 expectPtr, flags);
+}
+
+aclError aclrtReleaseMemAddress(void *virPtr) {
+  static const char fn[] = "aclrtReleaseMemAddress";
+  if (!virPtr)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "virPtr is NULL");
+  pthread_mutex_lock(&vmm_lock);
+  struct reserve **pp = &reserves, *r = NULL;
+  for (; *pp; pp = &(*pp)->next)
+    if ((*pp)->start == (uintptr_t)virPtr) {
+      r = *pp;
+      break;
+    }
+  aclError err = ACL_SUCCESS;
+  if (!r)
+    err = ACL_ERROR_RT_PARAM_INVALID;
+  else if (r->maps)
+    err = ACL_ERROR_RT_PARAM_INVALID;
+  else {
+    *pp = r->next;
+    acl__mem_untrack(virPtr, ACL__MEM_VIRTUAL, NULL);
+    munmap(virPtr, r->size);
+    free(r);
+  }
+  bool mapped = r && err;
+  pthread_mutex_unlock(&vmm_lock);
+  if (err)
+    return acl__fail(err, fn, "%p %s", virPtr,
+                     mapped ? "still has mappings: aclrtUnmapMem first"
+                            : "is not the start of a reserved range");
+  return ACL_SUCCESS;
+}
+
+aclError aclrtMemGetAddressRange(void *ptr, void **pbase, size_t *psize) {
+  static const char fn[] = "aclrtMemGetAddressRange";
+  if (!ptr)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "ptr is NULL");
+  struct acl__blk b;
+  if (!acl__mem_find(ptr, 1, &b))
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+                     "%p is not in memory of this layer", ptr);
+  if (pbase)
+    *pbase = (void *)b.start;
+  if (psize)
+    *psize = b.size;
+  return ACL_SUCCESS;
+}
+
+/* --------------------------------------------------------------- mapping */
+
+static aclError map(const char *fn, void *virPtr, size_t size, size_t offset,
+                    aclrtDrvMemHandle handle, uint64_t flags, bool access) {
+  if (!virPtr || !handle)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "%s is NULL",
+                     virPtr ? "handle" : "virPtr");
+  if (offset || flags)
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+                     "offset and flags must be 0 (offset %zu, flags %llu)",
+                     offset, (unsigned long long)flags);
+  pthread_mutex_lock(&vmm_lock);
+  struct phys *p = handle;
+  aclError err = ACL_ERROR_RT_PARAM_INVALID;
+  const char *why = NULL;
+  struct reserve *r = NULL;
+  struct mapping *m = NULL;
+  if (!phys_live_locked(p))
+    why = "the handle is not live physical memory";
+  else if (size != p->size)
+    why = "size must equal the physical allocation's size";
+  else if ((uintptr_t)virPtr % page_size())
+    why = "virPtr is not page aligned";
+  else if (!(r = reserve_of_locked((uintptr_t)virPtr, size)))
+    why = "the range is not inside one reserved range";
+  if (!why)
+    for (struct mapping *x = r->maps; x; x = x->next)
+      if ((uintptr_t)virPtr < x->va + x->size && x->va < (uintptr_t)virPtr + size)
+        why = "the range overlaps a mapping";
+  if (!why && !(m = calloc(1, sizeof *m))) {
+    err = ACL_ERROR_RT_MEMORY_ALLOCATION;
+    why = "out of memory";
+  }
+  if (!why) {
+    /* the data part only: the metadata page stays out of reach */
+    size_t len = (size + page_size() - 1) / page_size() * page_size();
+    void *q = mmap(virPtr, len, access ? PROT_READ | PROT_WRITE : PROT_NONE,
+                   MAP_SHARED | MAP_FIXED, p->fd, 0);
+    if (q == MAP_FAILED) {
+      err = ACL_ERROR_RT_MEMORY_ALLOCATION;
+      why = strerror(errno);
+      free(m);
+    } else {
+      *m = (struct mapping){(uintptr_t)virPtr, len, p,
+                            access ? ACL_RT_MEM_ACCESS_FLAGS_READWRITE
+                                   : ACL_RT_MEM_ACCESS_FLAGS_NONE,
+                            r->maps};
+      r->maps = m;
+      p->maps++;
+    }
+  }
+  pthread_mutex_unlock(&vmm_lock);
+  if (why)
+    return acl__fail(err, fn, "%s", why);
+  return ACL_SUCCESS;
+}
+
+aclError aclrtMapMem(void *virPtr, size_t size, size_t offset,
+                     aclrtDrvMemHandle handle, uint64_t flags) {
+  return map("aclrtMapMem", virPtr, size, offset, handle, flags, true);
+}
+
+aclError aclrtMemMapNoAccess(void *virPtr, size_t size, size_t offset,
+                             aclrtDrvMemHandle handle, uint64_t flags) {
+  return map("aclrtMemMapNoAccess", virPtr, size, offset, handle, flags,
+             false);
+}
+
+/* The mapping that starts at va (vmm_lock held), with its range. */
+static struct mapping *mapping_at_locked(uintptr_t va, struct reserve **rr,
+                                         struct mapping ***link) {
+  for (struct reserve *r = reserves; r; r = r->next)
+    for (struct mapping **pp = &r->maps; *pp; pp = &(*pp)->next)
+      if ((*pp)->va == va) {
+        if (rr)
+          *rr = r;
+        if (link)
+          *link = pp;
+        return *pp;
+      }
+  return NULL;
+}
+
+aclError aclrtUnmapMem(void *virPtr) {
+  static const char fn[] = "aclrtUnmapMem";
+  if (!virPtr)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "virPtr is NULL");
+  pthread_mutex_lock(&vmm_lock);
+  struct mapping **link;
+  struct mapping *m = mapping_at_locked((uintptr_t)virPtr, NULL, &link);
+  if (m) {
+    /* back to an inaccessible reservation */
+    mmap(virPtr, m->size, PROT_NONE,
+         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+    *link = m->next;
+    m->phys->maps--;
+    if (!m->phys->refs) { /* freed while mapped: now it can go */
+      m->phys->refs = 1;
+      phys_put_locked(m->phys);
+    }
+    free(m);
+  }
+  pthread_mutex_unlock(&vmm_lock);
+  if (!m)
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+                     "%p is not the start of a mapping", virPtr);
+  return ACL_SUCCESS;
+}
+
+aclError aclrtMemRetainAllocationHandle(void *virPtr,
+                                        aclrtDrvMemHandle *handle) {
+  static const char fn[] = "aclrtMemRetainAllocationHandle";
+  if (!virPtr || !handle)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "%s is NULL",
+                     virPtr ? "handle" : "virPtr");
+  pthread_mutex_lock(&vmm_lock);
+  struct mapping *m = mapping_at_locked((uintptr_t)virPtr, NULL, NULL);
+  if (m) {
+    m->phys->refs++; /* released by aclrtFreePhysical */
+    *handle = m->phys;
+  }
+  pthread_mutex_unlock(&vmm_lock);
+  if (!m)
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+                     "%p is not the start of a mapping", virPtr);
+  return ACL_SUCCESS;
+}
+
+static int prot_of(uint64_t flags) {
+  return flags == ACL_RT_MEM_ACCESS_FLAGS_READWRITE ? PROT_READ | PROT_WRITE
+         : flags == ACL_RT_MEM_ACCESS_FLAGS_READ    ? PROT_READ
+                                                    : PROT_NONE;
+}
+
+aclError aclrtMemSetAccess(void *virPtr, size_t size, aclrtMemAccessDesc *desc,
+                           size_t count) {
+  static const char fn[] = "aclrtMemSetAccess";
+  if (!virPtr || !desc)
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn, "%s is NULL",
+                     virPtr ? "desc" : "virPtr");
+  if (!count)
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn, "count is 0");
+  for (size_t i = 0; i < count; i++) {
+    aclrtMemAccessFlags f = desc[i].flags;
+    if (f != ACL_RT_MEM_ACCESS_FLAGS_NONE && f != ACL_RT_MEM_ACCESS_FLAGS_READ &&
+        f != ACL_RT_MEM_ACCESS_FLAGS_READWRITE)
+      return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+                       "desc[%zu].flags %d is unknown", i, (int)f);
+    if (desc[i].location.type == ACL_MEM_LOCATION_TYPE_DEVICE &&
+        !acl__device_ok(desc[i].location.id))
+      return acl__bad_device(fn, desc[i].location.id,
+                             ACL_ERROR_RT_PARAM_INVALID);
+    if (desc[i].location.type != ACL_MEM_LOCATION_TYPE_DEVICE &&
+        desc[i].location.type != ACL_MEM_LOCATION_TYPE_HOST)
+      return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+                       "desc[%zu].location.type %d is not host or device", i,
+                       (int)desc[i].location.type);
+  }
+  pthread_mutex_lock(&vmm_lock);
+  struct mapping *m = mapping_at_locked((uintptr_t)virPtr, NULL, NULL);
+  bool ok = m && (size + page_size() - 1) / page_size() * page_size() == m->size;
+  if (ok) {
+    /* one address space: every location sees the last entry's access */
+    uint64_t f = desc[count - 1].flags;
+    mprotect(virPtr, m->size, prot_of(f));
+    m->access = f;
+  }
+  pthread_mutex_unlock(&vmm_lock);
+  if (!ok)
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+                     "[%p, +%zu) is not exactly one mapping", virPtr, size);
+  return ACL_SUCCESS;
+}
+
+aclError aclrtMemGetAccess(void *virPtr, aclrtMemLocation *location,
+                           uint64_t *flag) {
+  static const char fn[] = "aclrtMemGetAccess";
+  if (!virPtr || !location || !flag)
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+                     "virPtr, location and flag must not be NULL");
+  if (location->type != ACL_MEM_LOCATION_TYPE_HOST &&
+      location->type != ACL_MEM_LOCATION_TYPE_DEVICE)
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+                     "location type %d is not host or device",
+                     (int)location->type);
+  pthread_mutex_lock(&vmm_lock);
+  struct mapping *m = mapping_at_locked((uintptr_t)virPtr, NULL, NULL);
+  if (m)
+    *flag = m->access;
+  pthread_mutex_unlock(&vmm_lock);
+  if (!m)
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+                     "%p is not the start of a mapping", virPtr);
+  return ACL_SUCCESS;
+}
+
+/* ------------------------------------------------------ export / import */
+
+/* 64-bit shareable handles: pid (22 bits) | fd (20 bits) | nonce (22). */
+static uint64_t pack(int32_t pid, int fd, uint32_t nonce) {
+  return ((uint64_t)(uint32_t)pid << 42) | ((uint64_t)(uint32_t)fd << 22) |
+         (nonce & 0x3fffffu);
+}
+
+static void unpack(uint64_t h, int32_t *pid, int *fd, uint32_t *nonce) {
+  *pid = (int32_t)(h >> 42);
+  *fd = (int)((h >> 22) & 0xfffffu);
+  *nonce = (uint32_t)(h & 0x3fffffu);
+}
+
+struct fabric {
+  uint64_t magic;
+  int32_t pid;
+  int32_t fd;
+  uint32_t nonce;
+};
+
+static aclError export_handle(const char *fn, aclrtDrvMemHandle handle,
+                              uint64_t flags, uint64_t *out) {
+  if (!handle || !out)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "%s is NULL",
+                     handle ? "shareableHandle" : "handle");
+  if (flags != ACL_RT_VMM_EXPORT_FLAG_DEFAULT &&
+      flags != ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION)
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn, "unknown flags %llu",
+                     (unsigned long long)flags);
+  pthread_mutex_lock(&vmm_lock);
+  struct phys *p = handle;
+  const char *why = NULL;
+  if (!phys_live_locked(p))
+    why = "not a live physical memory handle";
+  else if (p->imported)
+    why = "an imported handle cannot be exported again";
+  else if (p->exported)
+    why = "exported already (one shareable handle per allocation)";
+  else if (p->fd >= (1 << 20) || getpid() >= (1 << 22))
+    why = "the fd or pid does not fit a shareable handle";
+  if (!why) {
+    void *mp = mmap(NULL, sizeof(struct meta), PROT_READ | PROT_WRITE,
+                    MAP_SHARED, p->fd, (off_t)p->data_len);
+    if (mp == MAP_FAILED) {
+      why = strerror(errno);
+    } else {
+      struct meta *m = mp;
+      uint32_t nonce = 0;
+      if (getrandom(&nonce, sizeof nonce, 0) != sizeof nonce)
+        nonce = (uint32_t)(uintptr_t)p ^ (uint32_t)getpid();
+      nonce &= 0x3fffffu;
+      m->exporter_pid = (int32_t)getpid();
+      m->size = p->size;
+      m->nonce = nonce;
+      m->no_pid_check = flags == ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION;
+      m->npids = 0;
+      __atomic_store_n(&m->magic, META_MAGIC, __ATOMIC_RELEASE);
+      p->meta = m;
+      p->exported = true;
+      p->shareable = pack(m->exporter_pid, p->fd, nonce);
+      *out = p->shareable;
+    }
+  }
+  pthread_mutex_unlock(&vmm_lock);
+  if (why)
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn, "%s", why);
+  return ACL_SUCCESS;
+}
+
+aclError aclrtMemExportToShareableHandle(aclrtDrvMemHandle handle,
+                                         aclrtMemHandleType handleType,
+                                         uint64_t flags,
+                                         uint64_t *shareableHandle) {
+  static const char fn[] = "aclrtMemExportToShareableHandle";
+  if (handleType != ACL_MEM_HANDLE_TYPE_NONE)
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+                     "handleType must be ACL_MEM_HANDLE_TYPE_NONE");
+  return export_handle(fn, handle, flags, shareableHandle);
+}
+
+aclError aclrtMemExportToShareableHandleV2(aclrtDrvMemHandle handle,
+                                           uint64_t flags,
+                                           aclrtMemSharedHandleType shareType,
+                                           void *shareableHandle) {
+  static const char fn[] = "aclrtMemExportToShareableHandleV2";
+  if (!shareableHandle)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "shareableHandle is NULL");
+  if (shareType != ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT &&
+      shareType != ACL_MEM_SHARE_HANDLE_TYPE_FABRIC)
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn, "unknown shareType %d",
+                     (int)shareType);
+  uint64_t h;
+  aclError r = export_handle(fn, handle, flags, &h);
+  if (r)
+    return r;
+  if (shareType == ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT) {
+    memcpy(shareableHandle, &h, sizeof h);
+  } else {
+    aclrtMemFabricHandle fh;
+    memset(&fh, 0, sizeof fh);
+    struct fabric f;
+    f.magic = META_MAGIC;
+    unpack(h, &f.pid, &f.fd, &f.nonce);
+    memcpy(fh.data, &f, sizeof f);
+    memcpy(shareableHandle, &fh, sizeof fh);
+  }
+  return ACL_SUCCESS;
+}
+
+/* The exported allocation of this process behind a shareable handle
+ * (vmm_lock held). */
+static struct phys *exported_locked(uint64_t h) {
+  for (struct phys *p = phys_list; p; p = p->next)
+    if (p->refs && p->exported && p->shareable == h)
+      return p;
+  return NULL;
+}
+
+static aclError set_pids(const char *fn, uint64_t h, int32_t *pid,
+                         size_t num) {
+  if (!pid || !num)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "%s",
+                     pid ? "pidNum is 0" : "pid is NULL");
+  pthread_mutex_lock(&vmm_lock);
+  struct phys *p = exported_locked(h);
+  const char *why = NULL;
+  if (!p)
+    why = "not a shareable handle exported by this process";
+  else if (p->meta->npids + num > META_PIDS)
+    why = "the whitelist is full (1000 pids)";
+  if (!why) {
+    for (size_t i = 0; i < num; i++)
+      p->meta->pids[p->meta->npids + i] = pid[i];
+    /* release: an importer that sees the count sees the pids */
+    __atomic_store_n(&p->meta->npids, p->meta->npids + (uint32_t)num,
+                     __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&vmm_lock);
+  if (why)
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn, "%s", why);
+  return ACL_SUCCESS;
+}
+
+aclError aclrtMemSetPidToShareableHandle(uint64_t shareableHandle,
+                                         int32_t *pid, size_t pidNum) {
+  return set_pids("aclrtMemSetPidToShareableHandle", shareableHandle, pid,
+                  pidNum);
+}
+
+/* Decode either kind of shareable handle into the 64-bit form. */
+static aclError decode(const char *fn, const void *sh,
+                       aclrtMemSharedHandleType type, uint64_t *h) {
+  if (type == ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT) {
+    memcpy(h, sh, sizeof *h);
+    return ACL_SUCCESS;
+  }
+  if (type != ACL_MEM_SHARE_HANDLE_TYPE_FABRIC)
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn, "unknown shareType %d",
+                     (int)type);
+  struct fabric f;
+  memcpy(&f, sh, sizeof f);
+  if (f.magic != META_MAGIC || f.pid < 0 || f.fd < 0)
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+                     "not a fabric handle exported by evrt");
+  *h = pack(f.pid, f.fd, f.nonce);
+  return ACL_SUCCESS;
+}
+
+aclError aclrtMemSetPidToShareableHandleV2(void *shareableHandle,
+                                           aclrtMemSharedHandleType shareType,
+                                           int32_t *pid, size_t pidNum) {
+  static const char fn[] = "aclrtMemSetPidToShareableHandleV2";
+  if (!shareableHandle)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "shareableHandle is NULL");
+  uint64_t h;
+  aclError r = decode(fn, shareableHandle, shareType, &h);
+  if (r)
+    return r;
+  return set_pids(fn, h, pid, pidNum);
+}
+
+static aclError import(const char *fn, uint64_t h, int32_t deviceId,
+                       aclrtDrvMemHandle *handle) {
+  if (!handle)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "handle is NULL");
+  if (!acl__device_ok(deviceId))
+    return acl__bad_device(fn, deviceId, ACL_ERROR_RT_INVALID_DEVICEID);
+  int32_t pid;
+  int fd;
+  uint32_t nonce;
+  unpack(h, &pid, &fd, &nonce);
+  if (pid == (int32_t)getpid())
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+                     "export and import in one process are not supported "
+                     "(CANN): map the handle itself");
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)pid, fd);
+  int mine = open(path, O_RDWR | O_CLOEXEC);
+  struct stat st;
+  if (mine < 0 || fstat(mine, &st) != 0 || st.st_size < (off_t)page_size()) {
+    if (mine >= 0)
+      close(mine);
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+                     "shareable handle 0x%llx: the exporter or its memory is "
+                     "gone",
+                     (unsigned long long)h);
+  }
+  size_t data_len = (size_t)st.st_size - page_size(), size = 0;
+  struct meta *m = mmap(NULL, sizeof *m, PROT_READ, MAP_SHARED, mine,
+                        (off_t)data_len);
+  const char *why = NULL;
+  aclError err = ACL_ERROR_RT_PARAM_INVALID;
+  if (m == MAP_FAILED) {
+    m = NULL;
+    why = "cannot read the allocation's metadata";
+  } else if (__atomic_load_n(&m->magic, __ATOMIC_ACQUIRE) != META_MAGIC ||
+             m->exporter_pid != pid || m->nonce != nonce) {
+    why = "not a shareable handle exported by evrt (or a stale one)";
+  } else if (!m->no_pid_check) {
+    uint32_t n = __atomic_load_n(&m->npids, __ATOMIC_ACQUIRE);
+    bool listed = false;
+    for (uint32_t i = 0; i < n && i < META_PIDS && !listed; i++)
+      listed = m->pids[i] == (int32_t)getpid();
+    if (!listed) {
+      err = ACL_ERROR_RT_NO_PERMISSION;
+      why = "this process is not on the exporter's pid whitelist";
+    }
+  }
+  if (m) {
+    size = (size_t)m->size;
+    munmap(m, sizeof *m);
+  }
+  if (!why && (size == 0 || size > data_len))
+    why = "the allocation's metadata is corrupt";
+  if (why) {
+    close(mine);
+    return acl__fail(err, fn, "%s", why);
+  }
+  aclrtPhysicalMemProp prop = {0};
+  prop.handleType = ACL_MEM_HANDLE_TYPE_NONE;
+  prop.allocationType = ACL_MEM_ALLOCATION_TYPE_PINNED;
+  prop.memAttr = ACL_HBM_MEM_NORMAL;
+  prop.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = (uint32_t)deviceId;
+  struct phys *p = phys_new(mine, size, &prop);
+  if (!p) {
+    close(mine);
+    return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
+  }
+  p->imported = true;
+  pthread_mutex_lock(&vmm_lock);
+  p->next = phys_list;
+  phys_list = p;
+  pthread_mutex_unlock(&vmm_lock);
+  *handle = p;
+  return ACL_SUCCESS;
+}
+
+aclError aclrtMemImportFromShareableHandle(uint64_t shareableHandle,
+                                           int32_t deviceId,
+                                           aclrtDrvMemHandle *handle) {
+  return import("aclrtMemImportFromShareableHandle", shareableHandle,
+                deviceId, handle);
+}
+
+aclError aclrtMemImportFromShareableHandleV2(void *shareableHandle,
+                                             aclrtMemSharedHandleType shareType,
+                                             uint64_t flags,
+                                             aclrtDrvMemHandle *handle) {
+  static const char fn[] = "aclrtMemImportFromShareableHandleV2";
+  if (!shareableHandle || !handle)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "%s is NULL",
+                     shareableHandle ? "handle" : "shareableHandle");
+  if (flags)
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+                     "flags is reserved and must be 0");
+  uint64_t h;
+  aclError r = decode(fn, shareableHandle, shareType, &h);
+  if (r)
+    return r;
+  struct acl__ctx *c = acl__current_quiet();
+  return import(fn, h, c ? c->device : 0, handle);
+}

@@ -1,0 +1,100 @@
+/*
+ * check.h - EVRT_CHECK, the synchronization checker (docs/check.md).
+ *
+ * The core calls the hooks below behind `if (EVRT_UNLIKELY(evrt__check_on))`
+ * (one load of a global that never changes after init and a predictable
+ * branch); with EVRT_NO_CHECK defined evrt__check_on is the constant false
+ * and the hooks compile out (the bench's A/B copy, bench/check_off.c).
+ *
+ * Model (happens-before, computed independently of timing):
+ *  - actors: every host thread and every stream incarnation, each with a
+ *    vector clock (vc.c).  A stream's own clock is the seq of the item it
+ *    executes, so an access by item k of stream s is the epoch (s, k).
+ *  - an enqueue carries the enqueuing thread's clock (a host function's
+ *    thread enqueues in its stream's clock); the stream joins it when the
+ *    item begins (item_begin, on the worker, in stream order).
+ *  - a record makes a generation whose clock is the stream's clock after
+ *    the item it targets (captured when that item ends: pending until then)
+ *    joined with the recording thread's clock; a wait joins it when the
+ *    waiting stream passes the wait (item_end), whenever it was bound.
+ *  - a completed synchronize, a query that returned complete and a device
+ *    synchronize join what they observed into the calling thread.
+ *  - accesses are checked against interval shadow memory (shadow.c).
+ *
+ * Locks (all leaves of the core's order; taken with no check lock held
+ * except where said): cstream.lock (spin), cevent.lock (spin) ->
+ * cstream.lock, shadow lock (mutex, shadow.c), report lock (report.c).
+ * Hooks may be called under an event lock or a stream's plock where said;
+ * they never call back into the core's locking functions except
+ * evrt__event_lock in deadlock.c, with no check lock held.
+ */
+#ifndef EVRT_CHECK_H
+#define EVRT_CHECK_H
+
+#include "evrt.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef EVRT_NO_CHECK
+#define evrt__check_on false
+#else
+/* Set once by evrt__check_init (init lock held, before the library state
+ * is published with release), never changed: a plain read is race-free. */
+extern bool evrt__check_on;
+#endif
+
+struct evrt__stream;
+struct evrt__item;
+struct evrt__event;
+
+/* ------------------------------------------------------------- hooks */
+/* init.c, under the init lock, before any stream exists: reads EVRT_CHECK,
+ * EVRT_CHECK_EXITCODE, EVRT_CHECK_REPORT and registers the exit report. */
+void evrt__check_init(void);
+/* stream.c: a new incarnation of a stream slot (evrt__stream_new). */
+void evrt__check_stream_new(struct evrt__stream *s);
+/* stream.c: the item about to be linked on s (no lock held): its check
+ * record (enqueuer's clock, call site), stored in it->check. */
+void *evrt__check_enqueue(struct evrt__stream *s, const struct evrt__item *it);
+/* stream.c: the enqueue failed after evrt__check_enqueue (NULL is fine). */
+void evrt__check_discard(void *check);
+/* stream.c: the stream was named (for reports). */
+void evrt__check_stream_name(struct evrt__stream *s, const char *name);
+/* exec.c, the worker that owns s: before an item runs (again, for a parked
+ * item), after it completed, and when it parks. */
+void evrt__check_item_begin(struct evrt__stream *s, struct evrt__item *it);
+void evrt__check_item_end(struct evrt__stream *s, struct evrt__item *it);
+void evrt__check_item_parked(struct evrt__stream *s, struct evrt__item *it);
+/* event.c, under the event lock: a record of generation rec_no targeting
+ * (s, target). */
+void evrt__check_record(struct evrt__event *e, struct evrt__stream *s,
+                        uint64_t rec_no, uint64_t target);
+/* event.c, under the event lock: a wait satisfied at the call on an idle
+ * stream (no item): the stream's later items are ordered after it. */
+void evrt__check_wait_skipped(struct evrt__stream *s, struct evrt__event *e,
+                              uint64_t rec_no);
+/* The calling thread observed completion (no lock held): a stream up to
+ * target (query, synchronize), the latest generation of an event (query,
+ * synchronize), every stream of a device (device synchronize). */
+void evrt__check_observe_stream(struct evrt__stream *s, uint64_t target);
+void evrt__check_observe_event(struct evrt__event *e);
+void evrt__check_observe_device(int device);
+/* An interprocess event's query or synchronize returned st: on success the
+ * generation recorded in this process, if any, is observed.  Returns st. */
+evrt_status_t evrt__check_ipc_observed(struct evrt__event *e, evrt_status_t st);
+/* evrt_check_release / evrt_check_acquire, and value.c's host write
+ * (evrt_value_write64 releases its word: a stream's value wait on it
+ * acquires it when it passes). */
+void evrt__check_release(const void *key);
+void evrt__check_acquire(const void *key);
+/* wait.c: a host thread about to block until s->done_seq >= target: waits
+ * in slices and returns EVRT_ERROR_DEADLOCK if the streams it waits for
+ * are in a cycle of waits (deadlock.c). */
+evrt_status_t evrt__check_wait_seq(struct evrt__stream *s, uint64_t target,
+                         int64_t timeout_ns, bool blocking);
+extern _Thread_local int evrt__check_tls_waiting;
+
+#endif

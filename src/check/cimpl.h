@@ -1,0 +1,199 @@
+/*
+ * cimpl.h - what the checker's files share (the files of src/check).  The model is
+ * described in check.h; docs/check.md says what it means for a user.
+ */
+#ifndef EVRT_CHECK_CIMPL_H
+#define EVRT_CHECK_CIMPL_H
+
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ------------------------------------------------------ vector clocks */
+/* A sparse vector clock: entries sorted by actor.  Shared copies are
+ * immutable; whoever holds the only reference (ref == 1) may write it
+ * (cvc_own copies a shared one first).  Only an owner ever makes a new
+ * reference to its clock, so ref == 1 seen by the owner stays true. */
+struct evrt__cent {
+  uint32_t a;
+  uint64_t c;
+};
+typedef struct evrt__cvc {
+  atomic_uint ref;
+  uint32_t n, cap;
+  struct evrt__cent e[];
+} cvc_t;
+
+cvc_t *evrt__cvc_new(uint32_t cap);
+static inline cvc_t *evrt__cvc_ref(cvc_t *v) {
+  /* relaxed: the new holder got the pointer through a lock or a release */
+  if (v)
+    atomic_fetch_add_explicit(&v->ref, 1, memory_order_relaxed);
+  return v;
+}
+void evrt__cvc_unref(cvc_t *v);
+uint64_t evrt__cvc_get(const cvc_t *v, uint32_t a);
+/* Make *pv writable by its owner (copy if shared or NULL); false: no memory
+ * (then *pv is unchanged). */
+bool evrt__cvc_own(cvc_t **pv);
+/* *pv[a] = c (owned after the call). */
+bool evrt__cvc_set(cvc_t **pv, uint32_t a, uint64_t c);
+/* *pv = *pv joined with src (owned after the call, unless src adds
+ * nothing: then *pv is left as it is, shared or not). */
+bool evrt__cvc_join(cvc_t **pv, const cvc_t *src);
+/* Every entry of a <= the same entry of b. */
+bool evrt__cvc_leq(const cvc_t *a, const cvc_t *b);
+
+/* A new actor id (host threads and stream incarnations; never reused). */
+uint32_t evrt__check_actor(void);
+
+/* ---------------------------------------------------------- call sites */
+/* The calling thread's stack as an interned site id (0: none), or the
+ * label a binding set with evrt_check_site. */
+uint32_t evrt__site_capture(void);
+void evrt__site_hint(const char *where);
+/* "function (file:line)" of the first frame outside evrt's libraries (on
+ * the current line), then up to `more` callers, each on a line of its own
+ * starting with indent. */
+void evrt__site_print(FILE *f, uint32_t site, const char *indent, int more);
+/* The same frame as "function", "file", line for the JSON report (static
+ * storage until the next call: report lock held). */
+void evrt__site_frame(uint32_t site, const char **fn, const char **file,
+                      int *line, uintptr_t *pc);
+
+/* ------------------------------------------------------ thread context */
+/* A host thread: its clock's own entry is `clock`; `released` says an
+ * enqueue or record shared the clock since the last tick, so the next
+ * access must tick first (lazy tick: accesses after a release are not
+ * ordered before what was released). */
+struct evrt__chost {
+  uint32_t actor;
+  uint64_t clock;
+  cvc_t *vc;
+  bool released;
+  uint64_t tid;
+};
+
+/* ------------------------------------------------------------ streams */
+enum { CW_NONE = 0, CW_STREAM, CW_FUTURE, CW_OTHER };
+
+struct evrt__cgen;
+struct evrt__cstream {
+  evrt__spin_t lock;
+  uint32_t actor;
+  uint64_t id; /* the incarnation's stream id */
+  int device;
+  char name[64];
+  struct evrt__stream *s;
+  cvc_t *vc;            /* the stream's clock (item cur_seq) */
+  uint64_t cur_seq;     /* last item begun */
+  uint64_t end_seq;     /* last item ended */
+  cvc_t *last_in;       /* last enqueue clock joined (a reference) */
+  struct evrt__cgen *pending; /* captures waiting for their target */
+  /* The wait the stream is parked on (deadlock.c), written by its worker */
+  uint8_t wstate;
+  struct evrt__stream *w_src;
+  uint64_t w_target, w_seq, w_ev, w_gen;
+  uint32_t w_site;
+  /* The last wait it passed (reports: "after waiting on ...") */
+  uint64_t lw_ev, lw_gen, lw_src, lw_target;
+};
+
+/* A generation: the stream's clock at `target` (svc, NULL until captured,
+ * under cs->lock) joined with the recorder's (hvc). */
+struct evrt__cgen {
+  atomic_uint ref;
+  uint64_t ev_id, rec_no;
+  struct evrt__cstream *cs;
+  uint64_t target, stream_id;
+  cvc_t *svc;
+  cvc_t *hvc;
+  uint32_t site;
+  struct evrt__cgen *pnext;
+};
+void evrt__cgen_unref(struct evrt__cgen *g);
+
+/* What an enqueued item carries (it->check). */
+struct evrt__citem {
+  cvc_t *vc;
+  uint32_t site;
+  struct evrt__cgen *gen; /* a wait bound at enqueue: its generation */
+};
+
+/* -------------------------------------------------------------- accesses */
+enum { ACC_READ = 1, ACC_WRITE = 2, ACC_ALLOC = 3, ACC_FREE = 4 };
+enum { OP_HOST = EVRT__ITEM_KIND_COUNT + 1 }; /* plain host code */
+
+/* One access, shared by the shadow intervals it covers and by reports. */
+struct evrt__acc {
+  atomic_uint ref;
+  uint32_t actor;
+  uint64_t clock;
+  uint8_t kind; /* ACC_* */
+  uint8_t op;   /* EVRT__ITEM_* of the item, or OP_HOST */
+  const char *role; /* "source", "destination", NULL */
+  uintptr_t lo, hi;
+  uint64_t stream_id, seq, tid;
+  int device;
+  uint32_t site;  /* where the item was enqueued / the host code called */
+  uint32_t site2; /* the annotation inside a host function */
+  uint64_t lw_ev, lw_gen, lw_src, lw_target;
+  uint64_t t; /* when it happened (only while tracing: the trace marks) */
+};
+struct evrt__acc *evrt__acc_new(void);
+static inline struct evrt__acc *evrt__acc_ref(struct evrt__acc *a) {
+  atomic_fetch_add_explicit(&a->ref, 1, memory_order_relaxed);
+  return a;
+}
+void evrt__acc_unref(struct evrt__acc *a);
+
+/* The calling context: a host thread, or the stream whose host function
+ * runs on this thread.  The access is filled with the actor, clock, stream
+ * or thread and wait context; *vc gets a reference to the clock to check
+ * it with (caller unrefs). */
+bool evrt__check_ctx_access(struct evrt__acc *a, cvc_t **vc);
+
+
+/* shadow.c: check a against what the range holds, then store it.  Findings
+ * are reported (report.c) after the shadow lock is released. */
+void evrt__shadow_access(struct evrt__acc *a, const cvc_t *vc);
+/* ACC_ALLOC: the range is a new block (forget what it held).  ACC_FREE:
+ * report accesses not ordered before the free, then mark the range freed. */
+void evrt__shadow_alloc(struct evrt__acc *a);
+void evrt__shadow_free(struct evrt__acc *a, const cvc_t *vc);
+/* Forget a range (a block leaving the quarantine). */
+void evrt__shadow_forget(uintptr_t lo, uintptr_t hi);
+
+/* chaos.c: EVRT_CHAOS=SEED (read at init), the delay before an item */
+extern bool evrt__chaos_on;
+void evrt__chaos_init(void);
+void evrt__chaos_delay(uint64_t stream_id, uint64_t seq);
+
+/* ------------------------------------------------------------- reports */
+enum {
+  FIND_RACE = 0,
+  FIND_UAF,
+  FIND_HOST,
+  FIND_DEADLOCK,
+};
+/* A finding between a later access `now` and an earlier one `then`
+ * (references taken). */
+void evrt__report_pair(int kind, struct evrt__acc *now, struct evrt__acc *then);
+/* A cycle of waits: n members (stream, wait seq, site, event, generation,
+ * the stream it waits for) and the host thread that found it. */
+struct evrt__cycle_member {
+  uint64_t stream_id, seq, target, src_id, ev, gen;
+  uint32_t site;
+  int device;
+};
+void evrt__report_cycle(const struct evrt__cycle_member *m, int n,
+                        uint32_t host_site);
+/* The name of a live stream with this id ("" if none). */
+void evrt__stream_name_of(uint64_t id, char *out, size_t n);
+/* Out of memory inside the checker: say it once. */
+void evrt__check_oom(void);
+/* Number of findings so far. */
+uint64_t evrt__check_nfindings(void);
+
+#endif

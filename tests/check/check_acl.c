@@ -1,0 +1,160 @@
+/*
+ * check_acl.c - racy and correct programs written against the ACL layer
+ * (acl/acl.h only) under EVRT_CHECK: device memory from aclrtMalloc, copies
+ * and fills (asynchronous ones are stream work, synchronous ones host
+ * accesses), frees, legacy events.  scenario.h says how they are judged.
+ */
+#include "scenario.h"
+
+#include <acl/acl.h>
+
+#define OK(call)                                                               \
+  do {                                                                         \
+    aclError r_ = (call);                                                      \
+    if (r_ != ACL_SUCCESS) {                                                   \
+      fprintf(stderr, "scenario: %s failed: %d (%s)\n", #call, (int)r_,        \
+              aclGetRecentErrMsg());                                           \
+      exit(3);                                                                 \
+    }                                                                          \
+  } while (0)
+
+enum { N = 4096 };
+static aclrtStream s1, s2;
+static void *dev, *host, *host2;
+
+static void setup(void) {
+  OK(aclInit(NULL));
+  OK(aclrtSetDevice(0));
+  OK(aclrtCreateStream(&s1));
+  OK(aclrtCreateStream(&s2));
+  OK(aclrtMalloc(&dev, N, ACL_MEM_MALLOC_HUGE_FIRST));
+  OK(aclrtMallocHost(&host, N));
+  OK(aclrtMallocHost(&host2, N));
+  OK(aclrtMemset(host, N, 1, N));
+}
+
+static void gate_host_fn(void *p) { gate_fn(p); }
+
+/* ------------------------------------------------------------ racy ones */
+
+/* The download on s2 does not wait for the upload on s1. */
+SCENARIO(acl_missing_wait, "data race") {
+  setup();
+  OK(aclrtMemcpyAsync(dev, N, host, N, ACL_MEMCPY_HOST_TO_DEVICE, s1));
+  OK(aclrtMemcpyAsync(host2, N, dev, N, ACL_MEMCPY_DEVICE_TO_HOST, s2));
+  OK(aclrtSynchronizeDevice());
+}
+
+/* A fill on one stream and a fill on another overlap. */
+SCENARIO(acl_memset_overlap, "data race") {
+  setup();
+  OK(aclrtMemsetAsync(dev, N, 0, 128, s1));
+  OK(aclrtMemsetAsync((char *)dev + 127, N - 127, 1, 128, s2));
+  OK(aclrtSynchronizeDevice());
+}
+
+/* A synchronous copy (a host access) reads device memory an upload is still
+ * writing: the stream was not synchronized first. */
+SCENARIO(acl_sync_copy_unsynchronized, "unsynchronized host access") {
+  setup();
+  OK(aclrtLaunchHostFunc(s1, gate_host_fn, NULL));
+  OK(aclrtMemcpyAsync(dev, N, host, N, ACL_MEMCPY_HOST_TO_DEVICE, s1));
+  gate_open();
+  sleep_ms_(20);
+  OK(aclrtMemcpy(host2, N, dev, N, ACL_MEMCPY_DEVICE_TO_HOST));
+  OK(aclrtSynchronizeStream(s1));
+}
+
+/* aclrtFree while a queued copy still reads the block. */
+SCENARIO(acl_free_before_copy, "use after free") {
+  setup();
+  void *blk = NULL;
+  OK(aclrtMalloc(&blk, N, ACL_MEM_MALLOC_HUGE_FIRST));
+  OK(aclrtMemset(blk, N, 0, N));
+  OK(aclrtLaunchHostFunc(s1, gate_host_fn, NULL));
+  OK(aclrtMemcpyAsync(host2, N, blk, N, ACL_MEMCPY_DEVICE_TO_HOST, s1));
+  OK(aclrtFree(blk));
+  gate_open();
+  OK(aclrtSynchronizeStream(s1));
+}
+
+/* Legacy events (a SYNC event waits for its next record when it was never
+ * recorded): the record the first wait needs is queued behind a wait on
+ * the first stream. */
+SCENARIO(acl_legacy_event_cycle, "deadlock") {
+  setup();
+  aclrtEvent l, m;
+  OK(aclrtCreateEventWithFlag(&l, ACL_EVENT_SYNC));
+  OK(aclrtCreateEvent(&m));
+  OK(aclrtStreamWaitEvent(s1, l)); /* l never recorded: waits for its next */
+  OK(aclrtRecordEvent(m, s1));
+  OK(aclrtStreamWaitEvent(s2, m));
+  OK(aclrtRecordEvent(l, s2));
+  aclError r = aclrtSynchronizeStream(s1);
+  EXPECT(r == ACL_ERROR_RT_TASK_TIMEOUT);
+  fflush(stderr);
+  _exit(66);
+}
+
+/* ---------------------------------------------------------- correct ones */
+
+SCENARIO(acl_event_orders, CLEAN) {
+  setup();
+  aclrtEvent e;
+  OK(aclrtCreateEventWithFlag(&e, ACL_EVENT_SYNC));
+  OK(aclrtLaunchHostFunc(s1, gate_host_fn, NULL));
+  OK(aclrtMemcpyAsync(dev, N, host, N, ACL_MEMCPY_HOST_TO_DEVICE, s1));
+  OK(aclrtRecordEvent(e, s1));
+  OK(aclrtStreamWaitEvent(s2, e));
+  OK(aclrtMemcpyAsync(host2, N, dev, N, ACL_MEMCPY_DEVICE_TO_HOST, s2));
+  gate_open();
+  OK(aclrtSynchronizeStream(s2));
+  EXPECT(((unsigned char *)host2)[7] == 1);
+}
+
+SCENARIO(acl_synchronize_orders, CLEAN) {
+  setup();
+  OK(aclrtMemcpyAsync(dev, N, host, N, ACL_MEMCPY_HOST_TO_DEVICE, s1));
+  OK(aclrtSynchronizeStream(s1));
+  OK(aclrtMemcpy(host2, N, dev, N, ACL_MEMCPY_DEVICE_TO_HOST));
+  OK(aclrtMemsetAsync(dev, N, 2, N, s2));
+  OK(aclrtSynchronizeDevice());
+  OK(aclrtMemset(dev, N, 3, N));
+}
+
+/* A plain (not pinned) host buffer makes the async copy synchronous. */
+SCENARIO(acl_plain_host_copy_is_synchronous, CLEAN) {
+  setup();
+  static char plain[N];
+  OK(aclrtMemcpyAsync(dev, N, plain, N, ACL_MEMCPY_HOST_TO_DEVICE, s1));
+  plain[0] = 5; /* the call returned after the copy */
+  OK(aclrtMemset(dev, N, 0, N));
+}
+
+SCENARIO(acl_free_after_synchronize, CLEAN) {
+  setup();
+  void *blk = NULL;
+  OK(aclrtMalloc(&blk, N, ACL_MEM_MALLOC_HUGE_FIRST));
+  OK(aclrtMemsetAsync(blk, N, 0, N, s1));
+  OK(aclrtMemcpyAsync(host2, N, blk, N, ACL_MEMCPY_DEVICE_TO_HOST, s1));
+  OK(aclrtSynchronizeStream(s1));
+  OK(aclrtFree(blk));
+  OK(aclrtMalloc(&blk, N, ACL_MEM_MALLOC_HUGE_FIRST));
+  OK(aclrtMemsetAsync(blk, N, 0, N, s2));
+  OK(aclrtSynchronizeStream(s2));
+  OK(aclrtFree(blk));
+}
+
+/* A legacy SYNC event recorded after the wait was enqueued: the wait binds
+ * to it when it runs. */
+SCENARIO(acl_legacy_wait_orders, CLEAN) {
+  setup();
+  aclrtEvent l;
+  OK(aclrtCreateEventWithFlag(&l, ACL_EVENT_SYNC));
+  OK(aclrtStreamWaitEvent(s2, l));
+  OK(aclrtMemcpyAsync(host2, N, dev, N, ACL_MEMCPY_DEVICE_TO_HOST, s2));
+  OK(aclrtMemcpyAsync(dev, N, host, N, ACL_MEMCPY_HOST_TO_DEVICE, s1));
+  OK(aclrtRecordEvent(l, s1));
+  OK(aclrtSynchronizeStream(s2));
+  EXPECT(((unsigned char *)host2)[9] == 1);
+}

@@ -1,0 +1,430 @@
+/*
+ * check_native.c - racy and correct programs of the native API under
+ * EVRT_CHECK (scenario.h says how they are run and judged).
+ */
+#include "scenario.h"
+
+#include <evrt.h>
+
+#define OK(call)                                                               \
+  do {                                                                         \
+    evrt_status_t st_ = (call);                                                \
+    if (st_ != EVRT_SUCCESS) {                                                 \
+      fprintf(stderr, "scenario: %s failed: %s (%s)\n", #call,                 \
+              evrt_err_name(st_), evrt_last_error_message());                  \
+      exit(3);                                                                 \
+    }                                                                          \
+  } while (0)
+
+static char buf[256], out1[256], out2[256];
+
+static evrt_stream_t stream(void) {
+  evrt_stream_t s;
+  OK(evrt_stream_create(&s, 0, 0, 0));
+  return s;
+}
+static evrt_event_t event(unsigned flags) {
+  evrt_event_t e;
+  OK(evrt_event_create(&e, flags));
+  return e;
+}
+
+/* ------------------------------------------------------------ racy ones */
+
+/* The reader forgot to wait for the writer. */
+SCENARIO(missing_wait, "data race") {
+  evrt_stream_t a = stream(), b = stream();
+  OK(evrt_memset_async(a, buf, 1, sizeof buf));
+  OK(evrt_memcpy_async(b, out1, buf, sizeof buf));
+  OK(evrt_device_synchronize(0));
+}
+
+/* The record is placed before the write it should cover. */
+SCENARIO(record_before_write, "data race") {
+  evrt_stream_t a = stream(), b = stream();
+  evrt_event_t e = event(0);
+  OK(evrt_launch_host_func(a, gate_fn, NULL));
+  OK(evrt_event_record(e, a));
+  OK(evrt_memset_async(a, buf, 2, sizeof buf));
+  OK(evrt_stream_wait_event(b, e));
+  OK(evrt_memcpy_async(b, out1, buf, sizeof buf));
+  gate_open();
+  OK(evrt_device_synchronize(0));
+}
+
+/* A wait on an event that was never recorded orders nothing (rule 2). */
+SCENARIO(wait_never_recorded, "data race") {
+  evrt_stream_t a = stream(), b = stream();
+  evrt_event_t e = event(0);
+  OK(evrt_memset_async(a, buf, 3, sizeof buf));
+  OK(evrt_stream_wait_event(b, e));
+  OK(evrt_memcpy_async(b, out1, buf, sizeof buf));
+  OK(evrt_device_synchronize(0));
+}
+
+/* The event is recorded again on another stream before the wait binds:
+ * the wait covers the other stream, not the writer. */
+SCENARIO(rerecord_other_stream, "data race") {
+  evrt_stream_t a = stream(), b = stream(), c = stream();
+  evrt_event_t e = event(0);
+  OK(evrt_launch_host_func(a, gate_fn, NULL));
+  OK(evrt_memset_async(a, buf, 4, sizeof buf));
+  OK(evrt_event_record(e, a));
+  OK(evrt_event_record(e, c));
+  OK(evrt_stream_wait_event(b, e));
+  OK(evrt_memcpy_async(b, out1, buf, sizeof buf));
+  gate_open();
+  OK(evrt_device_synchronize(0));
+}
+
+SCENARIO(write_write, "data race") {
+  evrt_stream_t a = stream(), b = stream();
+  OK(evrt_memset_async(a, buf, 5, 64));
+  OK(evrt_memset_async(b, buf, 6, 64));
+  OK(evrt_device_synchronize(0));
+}
+
+/* Two writes that share exactly one byte. */
+SCENARIO(one_byte_overlap, "data race") {
+  evrt_stream_t a = stream(), b = stream();
+  OK(evrt_memset_async(a, buf, 7, 16));
+  OK(evrt_memset_async(b, buf + 15, 8, 16));
+  OK(evrt_device_synchronize(0));
+}
+
+/* The wait timed out before the writer finished: it orders nothing. */
+SCENARIO(wait_timed_out, "data race") {
+  evrt_stream_t a = stream(), b = stream();
+  evrt_event_t e = event(0);
+  OK(evrt_launch_host_func(a, gate_fn, NULL));
+  OK(evrt_memset_async(a, buf, 9, sizeof buf));
+  OK(evrt_event_record(e, a));
+  OK(evrt_stream_wait_event_timeout(b, e, 1000000));
+  OK(evrt_memcpy_async(b, out1, buf, sizeof buf));
+  OK(evrt_stream_synchronize(b));
+  gate_open();
+  OK(evrt_device_synchronize(0));
+}
+
+/* The host reads what a stream writes, without waiting for it. */
+SCENARIO(host_read_unsynchronized, "unsynchronized host access") {
+  evrt_stream_t a = stream();
+  OK(evrt_memset_async(a, buf, 10, sizeof buf));
+  OK(evrt_stream_delay(a, 1000000));
+  OK(evrt_check_access(buf, sizeof buf, EVRT_CHECK_READ));
+  OK(evrt_stream_synchronize(a));
+}
+
+/* The host writes a buffer a queued copy still reads (the host must
+ * synchronize before reusing it), however late the write comes. */
+SCENARIO(host_write_before_copy_done, "unsynchronized host access") {
+  evrt_stream_t a = stream();
+  OK(evrt_memcpy_async(a, out1, buf, sizeof buf));
+  sleep_ms_(50); /* the copy is done by now: the race is one of order */
+  OK(evrt_check_access(buf, sizeof buf, EVRT_CHECK_WRITE));
+  OK(evrt_stream_synchronize(a));
+}
+
+/* A host function writes (declared), another stream reads without a wait. */
+static void hostfn_write(void *p) {
+  evrt_check_access(p, 64, EVRT_CHECK_WRITE);
+  memset(p, 1, 64);
+}
+SCENARIO(hostfn_race, "data race") {
+  evrt_stream_t a = stream(), b = stream();
+  OK(evrt_launch_host_func(a, hostfn_write, buf));
+  OK(evrt_memcpy_async(b, out1, buf, 64));
+  OK(evrt_device_synchronize(0));
+}
+
+/* An event query that said "not ready" orders nothing. */
+SCENARIO(query_not_ready, "unsynchronized host access") {
+  evrt_stream_t a = stream();
+  evrt_event_t e = event(0);
+  OK(evrt_launch_host_func(a, gate_fn, NULL));
+  OK(evrt_memset_async(a, buf, 11, sizeof buf));
+  OK(evrt_event_record(e, a));
+  EXPECT(evrt_event_query(e) == EVRT_NOT_READY);
+  OK(evrt_check_access(buf, sizeof buf, EVRT_CHECK_READ));
+  gate_open();
+  OK(evrt_event_synchronize(e));
+}
+
+/* A block is freed while a queued copy still reads it. */
+SCENARIO(free_before_copy, "use after free") {
+  evrt_stream_t a = stream();
+  char *blk = malloc(128);
+  OK(evrt_check_alloc(blk, 128));
+  memset(blk, 0, 128);
+  OK(evrt_launch_host_func(a, gate_fn, NULL));
+  OK(evrt_memcpy_async(a, out1, blk, 128));
+  OK(evrt_check_free(blk, 128, free)); /* quarantined: the copy stays safe */
+  gate_open();
+  OK(evrt_stream_synchronize(a));
+}
+
+/* A legacy (wait-for-next-record) event's record is queued behind a wait on
+ * the waiter: the two streams wait on each other for ever.  The host's
+ * synchronize gets EVRT_ERROR_DEADLOCK instead of hanging. */
+SCENARIO(legacy_cycle, "deadlock") {
+  evrt_stream_t a = stream(), b = stream();
+  evrt_event_t l = event(EVRT_EVENT_WAIT_NEXT_RECORD);
+  evrt_event_t m = event(0);
+  OK(evrt_stream_wait_event(a, l)); /* waits for l's next record */
+  OK(evrt_event_record(m, a));      /* ... which is after this */
+  OK(evrt_stream_wait_event(b, m)); /* b waits for a */
+  OK(evrt_event_record(l, b));      /* l is recorded behind b's wait */
+  evrt_status_t st = evrt_stream_synchronize(a);
+  EXPECT(st == EVRT_ERROR_DEADLOCK);
+  EXPECT(evrt_stream_synchronize(b) == EVRT_ERROR_DEADLOCK);
+  fflush(stderr);
+  _exit(evrt_check_findings() ? 66 : 4); /* the streams never finish */
+}
+
+/* An interprocess event used within its process: the wait binds before the
+ * record, so it orders nothing. */
+SCENARIO(ipc_wait_before_record, "data race") {
+  evrt_stream_t a = stream(), b = stream();
+  evrt_event_t e = event(EVRT_EVENT_INTERPROCESS);
+  evrt_ipc_event_handle_t h;
+  OK(evrt_event_ipc_handle(e, &h));
+  OK(evrt_stream_wait_event(b, e)); /* the exported generation, complete */
+  OK(evrt_memset_async(a, buf, 1, sizeof buf));
+  OK(evrt_event_record(e, a));
+  OK(evrt_memcpy_async(b, out1, buf, sizeof buf));
+  OK(evrt_device_synchronize(0));
+}
+
+/* A value wait whose write is not the one that orders the buffer: the
+ * writer stream writes the flag before it fills the buffer. */
+static uint64_t flag_word;
+SCENARIO(value_written_before_the_data, "data race") {
+  evrt_stream_t a = stream(), b = stream();
+  flag_word = 0;
+  OK(evrt_stream_wait_value64(b, &flag_word, 1, EVRT_VALUE_WAIT_GEQ));
+  OK(evrt_memcpy_async(b, out1, buf, sizeof buf));
+  OK(evrt_stream_write_value64(a, &flag_word, 1, 0));
+  OK(evrt_memset_async(a, buf, 3, sizeof buf));
+  OK(evrt_device_synchronize(0));
+}
+
+/* ---------------------------------------------------------- correct ones */
+
+/* Stream-ordered values order like events: the write after the fill, the
+ * reader waits for the value; the host's evrt_value_write64 releases too. */
+SCENARIO(value_wait_orders, CLEAN) {
+  evrt_stream_t a = stream(), b = stream();
+  flag_word = 0;
+  OK(evrt_stream_wait_value64(b, &flag_word, 1, EVRT_VALUE_WAIT_GEQ));
+  OK(evrt_memcpy_async(b, out1, buf, sizeof buf));
+  OK(evrt_memset_async(a, buf, 3, sizeof buf));
+  OK(evrt_stream_write_value64(a, &flag_word, 1, 0));
+  OK(evrt_stream_synchronize(b));
+  EXPECT(out1[0] == 3);
+  OK(evrt_stream_wait_value64(a, &flag_word, 2, EVRT_VALUE_WAIT_EQ));
+  OK(evrt_memcpy_async(a, out1, out2, sizeof out2));
+  /* written after the copy was enqueued: only the value orders them */
+  OK(evrt_check_access(out2, sizeof out2, EVRT_CHECK_WRITE));
+  OK(evrt_value_write64(&flag_word, 2));
+  OK(evrt_device_synchronize(0));
+}
+
+/* An interprocess event used within its process orders like any event:
+ * a stream wait, and the host's synchronize. */
+SCENARIO(ipc_event_orders_within_process, CLEAN) {
+  evrt_stream_t a = stream(), b = stream();
+  evrt_event_t e = event(EVRT_EVENT_INTERPROCESS);
+  evrt_ipc_event_handle_t h;
+  OK(evrt_event_ipc_handle(e, &h));
+  OK(evrt_launch_host_func(a, gate_fn, NULL));
+  OK(evrt_memset_async(a, buf, 1, sizeof buf));
+  OK(evrt_event_record(e, a));
+  OK(evrt_stream_wait_event(b, e));
+  OK(evrt_memcpy_async(b, out1, buf, sizeof buf));
+  gate_open();
+  OK(evrt_stream_synchronize(b));
+  OK(evrt_memset_async(a, buf, 2, sizeof buf));
+  OK(evrt_event_record(e, a));
+  OK(evrt_event_synchronize(e));
+  OK(evrt_check_access(buf, sizeof buf, EVRT_CHECK_WRITE));
+}
+
+
+SCENARIO(wait_orders, CLEAN) {
+  evrt_stream_t a = stream(), b = stream();
+  evrt_event_t e = event(0);
+  OK(evrt_launch_host_func(a, gate_fn, NULL));
+  OK(evrt_memset_async(a, buf, 1, sizeof buf));
+  OK(evrt_event_record(e, a));
+  OK(evrt_stream_wait_event(b, e));
+  OK(evrt_memcpy_async(b, out1, buf, sizeof buf));
+  gate_open();
+  OK(evrt_stream_synchronize(b));
+  OK(evrt_check_access(out1, sizeof out1, EVRT_CHECK_READ));
+  EXPECT(out1[0] == 1);
+}
+
+SCENARIO(adjacent_no_overlap, CLEAN) {
+  evrt_stream_t a = stream(), b = stream();
+  OK(evrt_memset_async(a, buf, 7, 16));
+  OK(evrt_memset_async(b, buf + 16, 8, 16));
+  OK(evrt_device_synchronize(0));
+  OK(evrt_check_access(buf, 32, EVRT_CHECK_READ));
+}
+
+SCENARIO(read_read, CLEAN) {
+  evrt_stream_t a = stream(), b = stream();
+  OK(evrt_memcpy_async(a, out1, buf, sizeof buf));
+  OK(evrt_memcpy_async(b, out2, buf, sizeof buf));
+  OK(evrt_device_synchronize(0));
+}
+
+/* a -> b -> c through two events: c is ordered after a. */
+SCENARIO(transitive_two_events, CLEAN) {
+  evrt_stream_t a = stream(), b = stream(), c = stream();
+  evrt_event_t e1 = event(0), e2 = event(EVRT_EVENT_TIMING);
+  OK(evrt_launch_host_func(a, gate_fn, NULL));
+  OK(evrt_memset_async(a, buf, 1, sizeof buf));
+  OK(evrt_event_record(e1, a));
+  OK(evrt_stream_wait_event(b, e1));
+  OK(evrt_stream_delay(b, 100000));
+  OK(evrt_event_record(e2, b));
+  OK(evrt_stream_wait_event(c, e2));
+  OK(evrt_memcpy_async(c, out1, buf, sizeof buf));
+  gate_open();
+  OK(evrt_stream_synchronize(c));
+  EXPECT(out1[5] == 1);
+}
+
+SCENARIO(stream_synchronize_orders, CLEAN) {
+  evrt_stream_t a = stream(), b = stream();
+  OK(evrt_memset_async(a, buf, 2, sizeof buf));
+  OK(evrt_stream_synchronize(a));
+  OK(evrt_check_access(buf, sizeof buf, EVRT_CHECK_READ | EVRT_CHECK_WRITE));
+  OK(evrt_memcpy_async(b, out1, buf, sizeof buf));
+  OK(evrt_stream_synchronize(b));
+}
+
+SCENARIO(event_synchronize_orders, CLEAN) {
+  evrt_stream_t a = stream(), b = stream();
+  evrt_event_t e = event(EVRT_EVENT_BLOCKING_SYNC);
+  OK(evrt_launch_host_func(a, gate_fn, NULL));
+  OK(evrt_memset_async(a, buf, 2, sizeof buf));
+  OK(evrt_event_record(e, a));
+  gate_open();
+  OK(evrt_event_synchronize(e));
+  OK(evrt_check_access(buf, sizeof buf, EVRT_CHECK_WRITE));
+  OK(evrt_memcpy_async(b, out1, buf, sizeof buf));
+  OK(evrt_stream_synchronize(b));
+}
+
+SCENARIO(device_synchronize_orders, CLEAN) {
+  evrt_stream_t a = stream(), b = stream();
+  OK(evrt_memset_async(a, buf, 2, 64));
+  OK(evrt_memset_async(b, buf + 64, 3, 64));
+  OK(evrt_device_synchronize(0));
+  OK(evrt_check_access(buf, 128, EVRT_CHECK_WRITE));
+}
+
+SCENARIO(query_loop_orders, CLEAN) {
+  evrt_stream_t a = stream();
+  evrt_event_t e = event(0);
+  OK(evrt_memset_async(a, buf, 2, sizeof buf));
+  OK(evrt_stream_delay(a, 2000000));
+  OK(evrt_event_record(e, a));
+  while (evrt_event_query(e) != EVRT_SUCCESS)
+    sleep_ms_(1);
+  OK(evrt_check_access(buf, sizeof buf, EVRT_CHECK_READ));
+  OK(evrt_memset_async(a, buf, 3, sizeof buf));
+  while (evrt_stream_query(a) != EVRT_SUCCESS)
+    sleep_ms_(1);
+  OK(evrt_check_access(buf, sizeof buf, EVRT_CHECK_WRITE));
+}
+
+static void hostfn_read(void *p) {
+  evrt_check_access(p, 64, EVRT_CHECK_READ);
+}
+SCENARIO(hostfn_ordered, CLEAN) {
+  evrt_stream_t a = stream(), b = stream();
+  evrt_event_t e = event(0);
+  OK(evrt_launch_host_func(a, hostfn_write, buf));
+  OK(evrt_event_record(e, a));
+  OK(evrt_stream_wait_event(b, e));
+  OK(evrt_memcpy_async(b, out1, buf, 64));
+  OK(evrt_launch_host_func(b, hostfn_read, buf));
+  OK(evrt_device_synchronize(0));
+}
+
+/* A host function enqueues the reader itself, after its write: program
+ * order inside the host function orders them. */
+static evrt_stream_t fwd_target;
+static void hostfn_write_then_forward(void *p) {
+  hostfn_write(p);
+  evrt_memcpy_async(fwd_target, out2, p, 64);
+}
+SCENARIO(hostfn_enqueue_orders, CLEAN) {
+  evrt_stream_t a = stream();
+  fwd_target = stream();
+  OK(evrt_launch_host_func(a, hostfn_write_then_forward, buf));
+  OK(evrt_stream_synchronize(a));
+  OK(evrt_stream_synchronize(fwd_target));
+  OK(evrt_check_access(out2, 64, EVRT_CHECK_READ));
+}
+
+/* A legacy wait enqueued before the record binds to it when it executes. */
+SCENARIO(legacy_wait_binds_late, CLEAN) {
+  evrt_stream_t a = stream(), b = stream();
+  evrt_event_t l = event(EVRT_EVENT_WAIT_NEXT_RECORD);
+  OK(evrt_stream_wait_event(b, l));
+  OK(evrt_memcpy_async(b, out1, buf, sizeof buf));
+  OK(evrt_launch_host_func(a, gate_fn, NULL));
+  OK(evrt_memset_async(a, buf, 4, sizeof buf));
+  OK(evrt_event_record(l, a));
+  gate_open();
+  OK(evrt_stream_synchronize(b));
+  EXPECT(out1[0] == 4);
+}
+
+/* The wait is satisfied when it is made (no work item): the waiting stream
+ * is still ordered after the generation.  The host learns of the writer's
+ * end through a plain flag the checker does not see. */
+static atomic_int flag_;
+static void set_flag(void *p) { (void)p; atomic_store(&flag_, 1); }
+SCENARIO(skipped_wait_orders, CLEAN) {
+  evrt_stream_t a = stream(), b = stream();
+  evrt_event_t e = event(0);
+  OK(evrt_memset_async(a, buf, 5, sizeof buf));
+  OK(evrt_event_record(e, a));
+  OK(evrt_launch_host_func(a, set_flag, NULL));
+  while (!atomic_load(&flag_))
+    sleep_ms_(1);
+  sleep_ms_(5); /* let a go idle */
+  OK(evrt_stream_wait_event(b, e));
+  OK(evrt_memcpy_async(b, out1, buf, sizeof buf));
+  OK(evrt_stream_synchronize(b));
+  OK(evrt_stream_synchronize(a));
+}
+
+SCENARIO(alloc_free_ordered, CLEAN) {
+  evrt_stream_t a = stream();
+  char *blk = malloc(128);
+  OK(evrt_check_alloc(blk, 128));
+  OK(evrt_memset_async(a, blk, 1, 128));
+  OK(evrt_memcpy_async(a, out1, blk, 128));
+  OK(evrt_stream_synchronize(a));
+  OK(evrt_check_free(blk, 128, free));
+  char *again = malloc(128);
+  OK(evrt_check_alloc(again, 128));
+  OK(evrt_memset_async(a, again, 2, 128));
+  OK(evrt_stream_synchronize(a));
+  OK(evrt_check_free(again, 128, free));
+}
+
+/* Stream order alone: the same stream writes and reads. */
+SCENARIO(same_stream_in_order, CLEAN) {
+  evrt_stream_t a = stream();
+  OK(evrt_memset_async(a, buf, 1, sizeof buf));
+  OK(evrt_memcpy_async(a, out1, buf, sizeof buf));
+  OK(evrt_memset_async(a, buf, 2, sizeof buf));
+  OK(evrt_stream_synchronize(a));
+}

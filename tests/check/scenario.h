@@ -1,0 +1,171 @@
+/*
+ * scenario.h - racy and correct programs for EVRT_CHECK (docs/check.md).
+ *
+ * A test program holds scenarios, each a small program that is either racy
+ * on purpose (it names the kind of finding it must produce) or correct (it
+ * must produce none).  `PROG expect NAME` runs `PROG run NAME` as a child
+ * with EVRT_CHECK=1 and checks what the checker said:
+ *  - racy: exit status 66 and at least one "evrt-check: KIND" block, every
+ *    one of the expected kind;
+ *  - correct: exit status 0 and no "evrt-check:" line at all.
+ * A scenario that finds its own behaviour wrong (a call that should fail
+ * did not) exits with status 3.  `PROG` alone runs every scenario.
+ */
+#ifndef EVRT_CHECK_SCENARIO_H
+#define EVRT_CHECK_SCENARIO_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CLEAN NULL
+struct scenario {
+  const char *name;
+  const char *expect; /* the finding kind, or CLEAN */
+  void (*fn)(void);
+};
+static struct scenario scenarios_[128];
+static int nscenarios_;
+
+#define SCENARIO(sname, kind)                                                  \
+  static void scn_##sname(void);                                               \
+  __attribute__((constructor)) static void reg_##sname(void) {                 \
+    scenarios_[nscenarios_++] =                                                \
+        (struct scenario){#sname, kind, scn_##sname};                          \
+  }                                                                            \
+  static void scn_##sname(void)
+
+/* A scenario's own check: exit 3 with a message. */
+#define EXPECT(c)                                                              \
+  do {                                                                         \
+    if (!(c)) {                                                                \
+      fprintf(stderr, "scenario: %s:%d: %s is false\n", __FILE__, __LINE__,    \
+              #c);                                                             \
+      exit(3);                                                                 \
+    }                                                                          \
+  } while (0)
+
+static inline void sleep_ms_(unsigned ms) {
+  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+/* A gate: a host function that holds its stream until gate_open(). */
+static atomic_int gate_;
+static inline void gate_fn(void *arg) {
+  (void)arg;
+  for (int i = 0; i < 60000 && !atomic_load(&gate_); i++)
+    sleep_ms_(1);
+}
+static inline void gate_open(void) { atomic_store(&gate_, 1); }
+
+static int run_child(const char *self, const struct scenario *sc, char *err,
+                     size_t cap) {
+  const char *name = sc->name;
+  int fd[2];
+  if (pipe(fd) != 0)
+    return -1;
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(fd[1], 2);
+    close(fd[0]);
+    close(fd[1]);
+    setenv("EVRT_CHECK", "1", 1);
+    unsetenv("EVRT_CHECK_EXITCODE");
+#ifdef EVRT_CHECK_TSAN_SUPP
+    /* A racy program's own accesses race for real: ThreadSanitizer (in the
+     * sanitizer job) must not stop it before the checker has spoken. */
+    if (sc->expect) {
+      static char opts[1024];
+      const char *o = getenv("TSAN_OPTIONS");
+      snprintf(opts, sizeof opts, "%s suppressions=%s", o ? o : "",
+               EVRT_CHECK_TSAN_SUPP);
+      setenv("TSAN_OPTIONS", opts, 1);
+    }
+#endif
+    execl(self, self, "run", name, (char *)NULL);
+    _exit(127);
+  }
+  close(fd[1]);
+  size_t n = 0;
+  ssize_t r;
+  while ((r = read(fd[0], err + n, cap - 1 - n > 0 ? cap - 1 - n : 0)) > 0)
+    n += (size_t)r;
+  char sink[4096];
+  while (read(fd[0], sink, sizeof sink) > 0)
+    ;
+  err[n] = 0;
+  close(fd[0]);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Check one scenario in a child; 0 if it behaved. */
+static int expect_one(const char *self, const struct scenario *sc) {
+  static char err[1 << 20];
+  int code = run_child(self, sc, err, sizeof err);
+  int findings = 0, wrong = 0;
+  for (char *line = err; line && *line;) {
+    char *nl = strchr(line, '\n');
+    if (strncmp(line, "evrt-check: ", 12) == 0) {
+      const char *k = line + 12;
+      if (strncmp(k, "summary:", 8) != 0 && strncmp(k, "note:", 5) != 0) {
+        findings++;
+        if (!sc->expect || strncmp(k, sc->expect, strlen(sc->expect)) != 0)
+          wrong++;
+      }
+    }
+    line = nl ? nl + 1 : NULL;
+  }
+  bool ok = sc->expect ? code == 66 && findings > 0 && wrong == 0
+                       : code == 0 && findings == 0 && !strstr(err, "evrt-check:");
+  printf("%s %s: %s, exit status %d, %d finding%s%s\n", ok ? "ok  " : "FAIL",
+         sc->name, sc->expect ? sc->expect : "clean", code, findings,
+         findings == 1 ? "" : "s", wrong ? " (some of another kind)" : "");
+  if (!ok || getenv("SCENARIO_VERBOSE"))
+    fprintf(stderr, "---- stderr of %s ----\n%s---- end ----\n", sc->name, err);
+  return ok ? 0 : 1;
+}
+
+int main(int argc, char **argv) {
+  if (argc == 3 && strcmp(argv[1], "run") == 0) {
+    for (int i = 0; i < nscenarios_; i++)
+      if (strcmp(scenarios_[i].name, argv[2]) == 0) {
+        scenarios_[i].fn();
+        return 0;
+      }
+    fprintf(stderr, "no scenario %s\n", argv[2]);
+    return 2;
+  }
+  if (argc == 2 && strcmp(argv[1], "list") == 0) {
+    for (int i = 0; i < nscenarios_; i++)
+      printf("%s\n", scenarios_[i].name);
+    return 0;
+  }
+  int failed = 0, ran = 0;
+  for (int i = 0; i < nscenarios_; i++) {
+    if (argc == 3 && strcmp(argv[1], "expect") == 0 &&
+        strcmp(argv[2], scenarios_[i].name) != 0)
+      continue;
+    failed += expect_one("/proc/self/exe", &scenarios_[i]);
+    ran++;
+  }
+  if (!ran) {
+    fprintf(stderr, "no such scenario\n");
+    return 2;
+  }
+  printf("%d passed, %d failed\n", ran - failed, failed);
+  return failed ? 1 : 0;
+}
+
+#endif

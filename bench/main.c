@@ -31,6 +31,7 @@ static const struct {
     {"streams_scale", scenario_streams_scale},
     {"opencl_pocl", scenario_opencl_pocl},
     {"ipc_pingpong", scenario_ipc_pingpong},
+    {"graph_replay", scenario_graph_replay},
 };
 #define NSCEN (sizeof scenarios / sizeof scenarios[0])
 

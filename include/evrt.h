@@ -93,6 +93,23 @@ extern "C" {
   XX(ERROR_SYSTEM, 118, "operating system call failed")                        \
   XX(ERROR_INTERNAL, 119, "internal error")                                   \
   XX(ERROR_DEADLOCK, 120, "awaited streams wait on each other (EVRT_CHECK)") \
+  /* stream capture (docs/capture.md) */                                      \
+  XX(ERROR_CAPTURE_UNSUPPORTED, 121, "operation not permitted while a "       \
+                                     "stream is capturing")                    \
+  XX(ERROR_CAPTURE_INVALIDATED, 122, "the capture was invalidated by an "      \
+                                     "earlier error")                          \
+  XX(ERROR_CAPTURE_MERGE, 123, "operation would merge two independent "        \
+                               "captures")                                     \
+  XX(ERROR_CAPTURE_UNMATCHED, 124, "the capture was not begun on this stream") \
+  XX(ERROR_CAPTURE_UNJOINED, 125, "the capture forked into a stream that was " \
+                                  "not joined back")                           \
+  XX(ERROR_CAPTURE_ISOLATION, 126, "dependency on work outside the capture")   \
+  XX(ERROR_CAPTURE_IMPLICIT, 127, "a default stream cannot take part in a "    \
+                                  "capture")                                   \
+  XX(ERROR_CAPTURE_WRONG_THREAD, 128, "capture ended on another thread than "  \
+                                      "the one that began it")                 \
+  XX(ERROR_CAPTURE_EVENT, 129, "operation not permitted on an event last "     \
+                               "recorded in a capture")                        \
   /* failures (numbered from 140: other blocks take the values after 119) */ \
   XX(ERROR_TASK_FAILED, 140, "a task of the stream failed")                   \
   XX(ERROR_ABORTED, 141, "queued work of the stream was discarded by an "     \
@@ -381,6 +398,137 @@ EVRT_EXPORT evrt_status_t evrt_event_ipc_open(evrt_event_t *event,
                                               const evrt_ipc_event_handle_t *handle);
 
 /* ------------------------------------------------------------------------ */
+/* Stream capture and graphs (docs/capture.md has every rule and its source).
+ *
+ * Between evrt_stream_begin_capture(s) and evrt_stream_end_capture(s), work
+ * enqueued on s does not run: it becomes the nodes of a graph (host
+ * functions, copies, fills, delays, external event records and waits, event
+ * resets).  An event recorded on a capturing stream is a dependency marker:
+ * another stream that waits on it joins the capture (a fork), and every
+ * stream forked that way must be joined back into s (s waits on an event
+ * recorded on it) before the capture ends.  A graph is instantiated into an
+ * executable graph, which is launched on any stream, as often as wanted:
+ * a launch runs after the work enqueued before it on that stream and after
+ * the previous launch of the same executable graph, and the stream's later
+ * work runs after it.  Breaking a capture rule invalidates the capture
+ * (EVRT_ERROR_CAPTURE_*); evrt_stream_end_capture then ends it without a
+ * graph. */
+
+typedef struct evrt_graph_s *evrt_graph_t;
+typedef struct evrt_graph_exec_s *evrt_graph_exec_t;
+
+/* Which potentially unsafe calls (the synchronize calls on objects outside
+ * the capture, and evrt_capture_unsafe_call) other threads and this thread
+ * may make while the capture is active: see
+ * evrt_thread_exchange_capture_mode. */
+typedef enum {
+  EVRT_CAPTURE_MODE_GLOBAL,
+  EVRT_CAPTURE_MODE_THREAD_LOCAL,
+  EVRT_CAPTURE_MODE_RELAXED
+} evrt_capture_mode_t;
+
+typedef enum {
+  EVRT_CAPTURE_STATUS_NONE,       /* not capturing */
+  EVRT_CAPTURE_STATUS_ACTIVE,     /* capturing */
+  EVRT_CAPTURE_STATUS_INVALIDATED /* capturing, broken: end it */
+} evrt_capture_status_t;
+
+/* Flags of evrt_event_record_with_flags / evrt_stream_wait_event_with_flags
+ * (CUDA's cudaEventRecordExternal / cudaEventWaitExternal).  EXTERNAL is
+ * valid only on a capturing stream: the record (wait) becomes a node that
+ * records (waits for) the event each time the graph runs. */
+#define EVRT_EVENT_RECORD_DEFAULT 0x0u
+#define EVRT_EVENT_RECORD_EXTERNAL 0x1u
+#define EVRT_EVENT_WAIT_DEFAULT 0x0u
+#define EVRT_EVENT_WAIT_EXTERNAL 0x1u
+
+/* Begin capturing stream (not a default stream: EVRT_ERROR_CAPTURE_IMPLICIT;
+ * not one capturing already: EVRT_ERROR_CAPTURE_UNSUPPORTED). */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_stream_begin_capture(evrt_stream_t stream,
+                                                    evrt_capture_mode_t mode);
+/* End the capture begun on stream and return its graph.  Every stream that
+ * joined the capture leaves it.  An invalidated capture gives
+ * EVRT_ERROR_CAPTURE_INVALIDATED, a fork not joined back
+ * EVRT_ERROR_CAPTURE_UNJOINED; both end the capture with *graph = NULL.
+ * EVRT_ERROR_CAPTURE_UNMATCHED on a stream that joined but did not begin it
+ * (the capture is invalidated), EVRT_ERROR_CAPTURE_WRONG_THREAD from another
+ * thread than the one that began a non-relaxed capture (nothing changes). */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_stream_end_capture(evrt_stream_t stream,
+                                                  evrt_graph_t *graph);
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_stream_capture_status(evrt_stream_t stream,
+                                                     evrt_capture_status_t *status);
+/* Status and the capture's unique id (0 if not capturing); either pointer
+ * may be NULL. */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_stream_capture_info(
+    evrt_stream_t stream, evrt_capture_status_t *status, uint64_t *capture_id);
+/* Swap the calling thread's capture interaction mode with *mode (default
+ * GLOBAL).  A potentially unsafe call is refused with
+ * EVRT_ERROR_CAPTURE_UNSUPPORTED, and the captures it conflicts with are
+ * invalidated, when: this thread's mode is GLOBAL and a GLOBAL capture is
+ * active anywhere, or this thread's mode is GLOBAL or THREAD_LOCAL and a
+ * capture this thread began in a mode other than RELAXED is active. */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_thread_exchange_capture_mode(
+    evrt_capture_mode_t *mode);
+/* For layers above evrt (ACL's synchronous copies): declare a potentially
+ * unsafe call; EVRT_SUCCESS if this thread may make it now, else as above. */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_capture_unsafe_call(void);
+
+/* evrt_event_record / evrt_stream_wait_event with the flags above. */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_event_record_with_flags(evrt_event_t event,
+                                                       evrt_stream_t stream,
+                                                       unsigned flags);
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_stream_wait_event_with_flags(
+    evrt_stream_t stream, evrt_event_t event, unsigned flags);
+
+/* Control flow inside a capture (what ACL's labels need).  A label node
+ * marks a place in a capturing stream; a switch node reads *index (a
+ * uint32_t) when the graph runs and continues at the first node after the
+ * label labels[min(*index, count - 1)], which must come later on the same
+ * stream (checked at instantiation): the host functions, copies, fills,
+ * records and resets in between are skipped; waits and delays in between
+ * still order the stream. */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_stream_capture_label(evrt_stream_t stream,
+                                                    uint64_t label);
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_stream_capture_switch(evrt_stream_t stream,
+                                                     const uint32_t *index,
+                                                     const uint64_t *labels,
+                                                     uint32_t count);
+
+/* An executable copy of graph (the graph may be destroyed afterwards). */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_graph_instantiate(evrt_graph_exec_t *exec,
+                                                 evrt_graph_t graph);
+/* Enqueue one run of exec on stream.  The host cost does not depend on the
+ * number of nodes.  Launches of one executable graph never overlap; two
+ * executable graphs (of one graph, too) may run at the same time. */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_graph_launch(evrt_graph_exec_t exec,
+                                            evrt_stream_t stream);
+/* Returns at once; launches in flight complete, then it is freed. */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_graph_exec_destroy(evrt_graph_exec_t exec);
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_graph_destroy(evrt_graph_t graph);
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_graph_node_count(evrt_graph_t graph,
+                                                size_t *count);
+/* Write the graph as Graphviz (dot) to path: a node per graph node, an
+ * edge per dependency, a cluster per captured stream. */
+/* [ts] [blocks] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_graph_debug_dot_print(evrt_graph_t graph,
+                                                     const char *path);
+
+/* ------------------------------------------------------------------------ */
 /* Failing tasks, sticky stream errors, stop-on-failure, abort
  * (docs/design.md, "Failures": the state machine of a stream's error).
  *
@@ -517,6 +665,15 @@ EVRT_EXPORT evrt_status_t evrt_stream_wait_value64(evrt_stream_t stream,
                                                    uint64_t *addr,
                                                    uint64_t value,
                                                    unsigned flags);
+/* Same, ending the wait after timeout_ns (from the call; negative: never):
+ * the stream goes on and the timeout is counted in
+ * evrt_stream_wait_failures(), as for evrt_stream_wait_event_timeout. */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_stream_wait_value64_timeout(evrt_stream_t stream,
+                                                           uint64_t *addr,
+                                                           uint64_t value,
+                                                           unsigned flags,
+                                                           int64_t timeout_ns);
 /* Store value into *addr when the stream reaches it (flags: 0). */
 /* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_stream_write_value64(evrt_stream_t stream,
@@ -598,6 +755,51 @@ EVRT_EXPORT evrt_status_t evrt_check_site(const char *where);
 /* Number of findings so far (each occurrence; 0 with the checker off). */
 /* [ts] [nb] [hostfn] */
 EVRT_EXPORT uint64_t evrt_check_findings(void);
+
+/* ------------------------------------------------------------------------ */
+/* Interprocess memory (docs/design.md, "Interprocess memory"): memory
+ * shareable with other processes of the same user.  evrt_ipc_mem_alloc
+ * gives page-aligned, zero-filled memory (a memfd: each block holds a file
+ * descriptor while it lives; the process's soft descriptor limit is raised
+ * to its hard limit at the first one).  A page-aligned range of it is
+ * exported under a key (64 hex digits and a NUL); another process imports
+ * the key and maps the same pages.  Unless exported with
+ * EVRT_IPC_MEM_NO_PID_CHECK, only the processes whose pids the exporter set
+ * may import.  Nothing outlives the processes: no file is left after a
+ * crash. */
+
+#define EVRT_IPC_MEM_KEY_SIZE 65
+#define EVRT_IPC_MEM_NO_PID_CHECK 0x1u
+
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_ipc_mem_alloc(size_t bytes, void **ptr);
+/* The exporter's memory (importers keep their mappings until they close). */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_ipc_mem_free(void *ptr);
+/* Export [ptr, ptr + bytes) of memory from evrt_ipc_mem_alloc (ptr
+ * page-aligned).  One export per block: exporting the same range with the
+ * same flags again gives the same key, anything else is
+ * EVRT_ERROR_NOT_PERMITTED. */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_ipc_mem_export(void *ptr, size_t bytes,
+                                              unsigned flags,
+                                              char key[EVRT_IPC_MEM_KEY_SIZE]);
+/* Add pids to the key's import whitelist (the exporter only). */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_ipc_mem_set_import_pids(const char *key,
+                                                       const int32_t *pids,
+                                                       size_t n);
+/* Map the memory of a key exported by another process (flags: 0).  Errors:
+ * EVRT_ERROR_IPC_HANDLE (malformed, forged, stale, freed or closed key),
+ * EVRT_ERROR_IPC_SAME_PROCESS, EVRT_ERROR_PEER_LOST (the exporter died),
+ * EVRT_ERROR_NOT_PERMITTED (not whitelisted). */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_ipc_mem_import(const char *key, unsigned flags,
+                                              void **ptr, size_t *bytes);
+/* Importer: unmap.  Exporter: later imports fail; the memory stays (and
+ * importers' mappings stay valid) until evrt_ipc_mem_free. */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_ipc_mem_close(const char *key);
 
 /* ------------------------------------------------------------------------ */
 /* Tracing (Chrome trace-event JSON; also EVRT_TRACE=path.json) */

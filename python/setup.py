@@ -138,7 +138,7 @@ class BuildWithLibevrt(build_ext):
             acl_lib = os.path.join(pkgdir, ACL_SONAME)
             self.compiler.link_shared_object(
                 acl_objs + [lib], acl_lib, extra_postargs=[
-                    "-pthread", "-lm", "-Wl,-soname," + ACL_SONAME,
+                    "-pthread", "-Wl,-soname," + ACL_SONAME,
                     "-Wl,--version-script=" + os.path.join(
                         ROOT, "src", "acl", "ascendcl.map"),
                     "-Wl,--no-undefined", "-Wl,-rpath,$ORIGIN",

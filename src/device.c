@@ -92,6 +92,9 @@ evrt_status_t evrt_device_synchronize_timeout(int device, int64_t timeout_ns) {
   evrt_status_t st = evrt__ready();
   if (st || (st = check_device(device)))
     return st;
+  if (EVRT_UNLIKELY(evrt__any_capture()) &&
+      evrt__capture_sync_device(device, &st))
+    return st;
   if (evrt__tls_stream && evrt__tls_stream->device == device)
     return evrt__fail(EVRT_ERROR_WOULD_DEADLOCK,
                       "device %d synchronized from a host function running "

@@ -147,8 +147,10 @@ static inline struct evrt__event *event_slot(uint64_t r) {
  * of the line done_seq was read from). */
 static inline evrt_status_t latest_status(struct evrt__event *e,
                                           const struct gen *g) {
-  if (!gen_done(g))
-    return EVRT_NOT_READY;
+  if (!gen_done(g)) /* (or recorded inside a capture: an error, capture.c) */
+    return EVRT_UNLIKELY(evrt__captured_src((uintptr_t)g->src))
+               ? evrt__capture_event_misuse(e, "queried")
+               : EVRT_NOT_READY;
   if (EVRT_UNLIKELY(evrt__check_on))
     evrt__check_observe_event(e);
   return g->src ? evrt__error_check(g->src, g->target) : EVRT_SUCCESS;
@@ -573,17 +575,51 @@ record_failed(evrt_status_t st, struct evrt__stream *s, evrt_stream_t sh,
                     "bound to this record");
 }
 
-/* Under the event lock: publish the new generation (s, target). */
-static inline void record_publish(struct evrt__event *e, struct evrt__stream *s,
-                                  int dev, int sdev, uint64_t target,
-                                  uint64_t rec_no, uint64_t ts) {
-  if (dev < 0)
-    atomic_store_explicit(&e->device, sdev, memory_order_release);
+/* Under the event lock: make (s, target) the latest generation, number
+ * rec_no, with timestamp ts; the wait status starts over.  device >= 0
+ * fixes the event's device (its first record). */
+static inline __attribute__((always_inline)) void
+publish_locked(struct evrt__event *e, struct evrt__stream *s, int device,
+               uint64_t rec_no, uint64_t target, uint64_t ts) {
+  /* release, all: see the top of the file (lock-free readers) */
+  if (device >= 0)
+    atomic_store_explicit(&e->device, device, memory_order_release);
   atomic_store_explicit(&e->src, (uintptr_t)s, memory_order_release);
   atomic_store_explicit(&e->target, target, memory_order_release);
   atomic_store_explicit(&e->rec_no, rec_no, memory_order_release);
   atomic_store_explicit(&e->ts, ts, memory_order_release);
   atomic_store_explicit(&e->rec_thread, evrt__thread_id(), memory_order_relaxed);
+  e->nwrec = 0;
+}
+
+evrt_status_t evrt__event_publish(struct evrt__event *e, uint32_t ev_gen,
+                                  struct evrt__stream *s, int device,
+                                  uint64_t target, bool take_resource,
+                                  uint64_t *rec_no) {
+  evrt__event_lock(e);
+  if (evrt__obj_gen(&e->hdr) != ev_gen) {
+    evrt__event_unlock(e);
+    return evrt__fail(EVRT_ERROR_INVALID_HANDLE, "event destroyed");
+  }
+  int dev = atomic_load_explicit(&e->device, memory_order_relaxed);
+  if (dev >= 0 && dev != device) {
+    evrt__event_unlock(e);
+    return evrt__fail(EVRT_ERROR_DEVICE_MISMATCH,
+                      "event device %d does not match the recording device %d",
+                      dev, device);
+  }
+  /* Best effort: a graph's record node cannot fail when the graph runs. */
+  if (take_resource && !e->has_resource &&
+      !(flags_of(e) & EVRT_EVENT_NO_LIMIT) && evrt__event_resource_take(device))
+    e->has_resource = true;
+  *rec_no = atomic_load_explicit(&e->rec_no, memory_order_relaxed) + 1;
+  publish_locked(e, s, dev < 0 ? device : -1, *rec_no, target, 0);
+  /* (a record inside a capture is a marker, not a generation to order by) */
+  if (EVRT_UNLIKELY(evrt__check_on) && !evrt__captured_src((uintptr_t)s))
+    evrt__check_record(atomic_load_explicit(&e->id, memory_order_relaxed), s,
+                       *rec_no, target);
+  evrt__event_unlock(e);
+  return EVRT_SUCCESS;
 }
 
 /* Every record evrt_event_record's straight path does not take: tracing, a
@@ -684,10 +720,8 @@ record_general(struct evrt__event *e, evrt_event_t eh, struct evrt__stream *s,
       e->has_resource = true;
     break;
   }
-  record_publish(e, s, dev, sdev, target, rec_no, ts);
-  /* A new generation: the wait status starts over, with the legacy waits
-   * that were waiting for this record (they bind to it now). */
-  e->nwrec = 0;
+  publish_locked(e, s, dev < 0 ? sdev : -1, rec_no, target, ts);
+  /* The legacy waits that were waiting for this record bind to it now. */
   nr = e->nr_waiters;
   e->nr_waiters = NULL;
   for (struct evrt__item *w = nr; w; w = w->u.ev.wnext) {
@@ -697,7 +731,8 @@ record_general(struct evrt__event *e, evrt_event_t eh, struct evrt__stream *s,
     wrec_add(e, w->owner, w->seq);
   }
   if (EVRT_UNLIKELY(evrt__check_on))
-    evrt__check_record(e, s, rec_no, target);
+    evrt__check_record(atomic_load_explicit(&e->id, memory_order_relaxed), s,
+                       rec_no, target);
   evrt__event_unlock(e);
   /* With no spin lock held: queue the stream if the record item made an
    * idle one runnable (pool mutex, maybe a futex wake). */
@@ -717,6 +752,11 @@ evrt_status_t evrt_event_record(evrt_event_t eh, evrt_stream_t sh) {
   struct evrt__stream *s = NULL;
   evrt_status_t st = get_pair(eh, sh, &e, &s);
   if (EVRT_UNLIKELY(st))
+    return st;
+  /* (a stale stream handle must not record into the capture of a stream
+   * that reused the slot) */
+  if (EVRT_UNLIKELY(evrt__stream_capturing(s)) && evrt__stream_is(s, sh) &&
+      evrt__capture_record(e, eh, s, EVRT_EVENT_RECORD_DEFAULT, &st))
     return st;
   if (IS_IPC(e))
     return ipc_record(e, s, sh);
@@ -754,10 +794,9 @@ evrt_status_t evrt_event_record(evrt_event_t eh, evrt_stream_t sh) {
   uint64_t ts = timing ? evrt__backend->timestamp(sdev) : 0;
   if (took)
     e->has_resource = true;
-  record_publish(e, s, dev, sdev, enq,
+  publish_locked(e, s, dev < 0 ? sdev : -1,
                  atomic_load_explicit(&e->rec_no, memory_order_relaxed) + 1,
-                 ts);
-  e->nwrec = 0; /* a new generation: the wait status starts over */
+                 enq, ts);
   evrt__event_unlock(e);
   return EVRT_SUCCESS;
 general:
@@ -805,6 +844,8 @@ evrt_status_t evrt_event_query(evrt_event_t h) {
 static __attribute__((noinline)) evrt_status_t
 sync_wait(struct evrt__event *e, struct gen g, int64_t timeout_ns) {
   evrt_status_t st;
+  if (EVRT_UNLIKELY(evrt__captured_src((uintptr_t)g.src)))
+    return evrt__capture_event_misuse(e, "synchronized");
   if (evrt__tls_stream == g.src && g.target > evrt__tls_seq)
     return evrt__fail(EVRT_ERROR_WOULD_DEADLOCK,
                       "event synchronized from a host function of the stream "
@@ -838,6 +879,8 @@ evrt_status_t evrt_event_synchronize_timeout(evrt_event_t h,
   if (EVRT_UNLIKELY(got == GEN_DEAD))
     return evrt__fail(EVRT_ERROR_INVALID_HANDLE,
                       "event %p is NULL, destroyed or not an event", (void *)h);
+  if (EVRT_UNLIKELY(evrt__any_capture()) && evrt__capture_sync_event(e, &st))
+    return st;
   if (EVRT_UNLIKELY(g.flags & EVRT_EVENT_INTERPROCESS))
     return EVRT_UNLIKELY(evrt__check_on)
                ? evrt__check_ipc_observed(e, evrt__ipc_sync(e, timeout_ns))
@@ -873,6 +916,9 @@ static evrt_status_t stream_wait(evrt_stream_t sh, evrt_event_t eh,
   evrt_status_t st = get_pair(eh, sh, &e, &s);
   if (EVRT_UNLIKELY(st))
     return st;
+  if (EVRT_UNLIKELY(evrt__stream_capturing(s)) && evrt__stream_is(s, sh) &&
+      evrt__capture_wait(s, e, eh, EVRT_EVENT_WAIT_DEFAULT, &st))
+    return st;
   if (IS_IPC(e))
     return ipc_wait(e, s, sh, timeout_ns);
   /* The deadline is set relative to the enqueue (ACL's wait timeout); the
@@ -897,6 +943,13 @@ static evrt_status_t stream_wait(evrt_stream_t sh, evrt_event_t eh,
                                                         memory_order_relaxed);
     g.target = atomic_load_explicit(&e->target, memory_order_relaxed);
     g.rec_no = atomic_load_explicit(&e->rec_no, memory_order_relaxed);
+    if (EVRT_UNLIKELY(evrt__captured_src((uintptr_t)g.src))) {
+      /* recorded inside a capture: this stream joins it (a fork) */
+      uint32_t ev_gen = evrt__obj_gen(&e->hdr);
+      evrt__event_unlock(e);
+      offlock_done(&ol, s);
+      return evrt__capture_fork(s, e, ev_gen, g.target, g.rec_no);
+    }
     next_record = !g.src && (flags_of(e) & EVRT_EVENT_WAIT_NEXT_RECORD);
     if (!g.src && !next_record) {
       /* Rule 2: a never-recorded (or reset) event is an empty dependency. */
@@ -990,6 +1043,8 @@ static evrt_status_t timing_of(struct evrt__event *e, evrt_event_t h,
   if (!(g.flags & EVRT_EVENT_TIMING))
     return evrt__fail(EVRT_ERROR_TIMING_DISABLED,
                       "%s event was created without EVRT_EVENT_TIMING", which);
+  if (EVRT_UNLIKELY(evrt__captured_src((uintptr_t)g.src)))
+    return evrt__capture_event_misuse(e, "timed");
   if (!g.src)
     return evrt__fail(EVRT_ERROR_NOT_RECORDED, "%s event was never recorded",
                       which);
@@ -1034,6 +1089,10 @@ evrt_status_t evrt_event_elapsed_time(float *ms, evrt_event_t sh,
   if (!(ga.flags & EVRT_EVENT_TIMING) || !(gb.flags & EVRT_EVENT_TIMING))
     return evrt__fail(EVRT_ERROR_TIMING_DISABLED,
                       "both events must be created with EVRT_EVENT_TIMING");
+  if (EVRT_UNLIKELY(evrt__captured_src((uintptr_t)ga.src) ||
+                    evrt__captured_src((uintptr_t)gb.src)))
+    return evrt__capture_event_misuse(
+        evrt__captured_src((uintptr_t)ga.src) ? a : b, "timed");
   if (!ga.src || !gb.src)
     return evrt__fail(EVRT_ERROR_NOT_RECORDED,
                       "both events must be recorded before elapsed time");
@@ -1067,6 +1126,9 @@ evrt_status_t evrt_event_reset(evrt_event_t eh, evrt_stream_t sh) {
   evrt_status_t st = get_pair(eh, sh, &e, &s);
   if (st)
     return st;
+  if (EVRT_UNLIKELY(evrt__stream_capturing(s)) && evrt__stream_is(s, sh) &&
+      evrt__capture_reset(e, eh, s, &st))
+    return st;
   if (IS_IPC(e))
     return evrt__fail(EVRT_ERROR_NOT_SUPPORTED,
                       "interprocess events cannot be reset");
@@ -1085,6 +1147,12 @@ evrt_status_t evrt_event_reset(evrt_event_t eh, evrt_stream_t sh) {
       offlock_done(&ol, s);
       return evrt__fail(EVRT_ERROR_NOT_RECORDED,
                         "reset of an event that was never recorded");
+    }
+    if (EVRT_UNLIKELY(evrt__captured_src(
+            atomic_load_explicit(&e->src, memory_order_relaxed)))) {
+      evrt__event_unlock(e);
+      offlock_done(&ol, s);
+      return evrt__capture_event_misuse(e, "reset outside its capture");
     }
     if (!(it = offlock_item(&ol, s))) {
       evrt__event_unlock(e);
@@ -1127,6 +1195,11 @@ evrt_status_t evrt_event_wait_status(evrt_event_t h) {
     evrt__event_unlock(e);
     return evrt__fail(EVRT_ERROR_INVALID_HANDLE, "event %p destroyed",
                       (void *)h);
+  }
+  if (EVRT_UNLIKELY(evrt__captured_src(
+          atomic_load_explicit(&e->src, memory_order_relaxed)))) {
+    evrt__event_unlock(e);
+    return evrt__capture_event_misuse(e, "asked for its wait status");
   }
   /* Any wait left after dropping the passed ones: a waiting stream has not
    * passed its wait yet. */
@@ -1290,7 +1363,8 @@ again:
   } else {
     struct evrt__stream *src = (struct evrt__stream *)atomic_load_explicit(
         &e->src, memory_order_relaxed);
-    if (src) {
+    /* (a record inside a capture is no record for a legacy wait) */
+    if (src && !evrt__captured_src((uintptr_t)src)) {
       /* Recorded since the wait was enqueued: bind to the latest record,
        * counted for the wait status if there is memory for it (a worker
        * cannot fail the call that enqueued the wait any more; the buffer

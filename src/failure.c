@@ -202,6 +202,10 @@ bool evrt__skip_slow(struct evrt__stream *s, struct evrt__item *it) {
    * wait for ever). */
   if (EVRT__ITEM_IS_EVENT(it->kind) && it->kind != EVRT__ITEM_WAIT)
     return false;
+  /* So is a graph launch: it runs its lanes with their nodes skipped, and
+   * their records complete (src/graph_exec.c). */
+  if (it->kind == EVRT__ITEM_GRAPH)
+    return false;
   bool aborted =
       atomic_load_explicit(&s->abort_seq, memory_order_relaxed) >= it->seq;
   if (!aborted && !atomic_load_explicit(&s->skipping, memory_order_relaxed))

@@ -103,7 +103,8 @@ static void tcache_key_make(void) { pthread_key_create(&tcache_key, tcache_flush
 
 evrt_status_t evrt__table_alloc(struct evrt__table *t, struct evrt__obj **out) {
   struct evrt__tcache *c = &evrt__tcaches[t->tag - 1];
-  if (EVRT_LIKELY(c->n)) {
+  /* (graphs have no thread cache: they are not made in hot loops) */
+  if (EVRT_LIKELY(t->tag != EVRT__TAG_GRAPH && c->n)) {
     *out = cached_slot(t, c->next[--c->n]);
     return EVRT_SUCCESS;
   }
@@ -155,6 +156,10 @@ void evrt__table_release(struct evrt__table *t, struct evrt__obj *o) {
   if (EVRT_UNLIKELY(evrt__dead_retired(
           atomic_load_explicit(&o->hw, memory_order_relaxed))))
     return;
+  if (t->tag == EVRT__TAG_GRAPH) {
+    global_push(t, o);
+    return;
+  }
   struct evrt__tcache *c = &evrt__tcaches[t->tag - 1];
   if (EVRT_UNLIKELY(!c->table)) {
     pthread_once(&tcache_once, tcache_key_make);

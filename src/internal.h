@@ -230,7 +230,9 @@ static inline uint64_t evrt__thread_id(void) {
  * caches, ids) is raw; evrt__raw / evrt__pub convert at the API.  A slot
  * whose generation would pass EVRT__GEN_LAST is retired, never reused, so
  * a stale handle can never become valid again. */
-enum { EVRT__TAG_STREAM = 1, EVRT__TAG_EVENT = 2 };
+/* Graphs and executable graphs share tag 3 (src/graph.c); they have no
+ * per-thread slot cache (evrt__tcaches covers tags 1 and 2). */
+enum { EVRT__TAG_STREAM = 1, EVRT__TAG_EVENT = 2, EVRT__TAG_GRAPH = 3 };
 #define EVRT__CHUNK_SHIFT 10
 #define EVRT__CHUNK_SIZE (1u << EVRT__CHUNK_SHIFT)
 #define EVRT__MAX_CHUNKS 4096
@@ -471,6 +473,20 @@ struct evrt__item {
       uint64_t ev_id;
       struct evrt__ipc_map *ipc; /* interprocess record/wait (gen = target) */
     } ev;
+    /* graph items (src/graph_exec.c): a launch, or a lane's run of nodes.
+     * A launch first waits for the previous launch's end as a stream wait
+     * does: its first fields are u.ev's (a common initial sequence: the
+     * waiter lists of src/cpu/wait.c read them as u.ev). */
+    struct {
+      struct evrt__stream *src;
+      uint64_t target;
+      struct evrt__item *wnext;
+      atomic_bool unlinked;
+      struct evrt__gexec *x;
+      void *binds;   /* launch: its event bindings */
+      uint64_t n;    /* launch number */
+      uint32_t lane, op;
+    } graph;
     /* a host function that may fail (src/failure.c) */
     struct {
       evrt_host_fn_status fn;
@@ -484,6 +500,7 @@ struct evrt__item {
       uint32_t flags;          /* EVRT_VALUE_WAIT_* (waits), 0 (writes) */
       struct evrt__item *vnext; /* link in its bucket while parked */
       uint64_t poll_ns;         /* EVRT_VALUE_WAIT_POLL: next poll period */
+      uint64_t end;             /* timeout (ns, CLOCK_MONOTONIC), 0 none */
     } val;
   } u;
   struct evrt__item *next;            /* recycle lists */
@@ -540,6 +557,9 @@ struct evrt__stream {
   atomic_uint_least64_t enq_seq;
   /* Finished items handed back by the worker, taken whole by a producer. */
   _Atomic(struct evrt__item *) returned;
+  /* The capture the stream takes part in, or NULL (src/capture.c).  On the
+   * producers' line: enqueue tests it where it reads the handle word. */
+  _Atomic(struct evrt__capture *) capture;
   /* --- scheduling */
   /* EVRT__ST / EVRT__INC / EVRT__RESUME below.  The incarnation grows at
    * every evrt__stream_new, so a CAS made by a thread that last saw an
@@ -682,6 +702,13 @@ void evrt__stream_unpin(struct evrt__stream *s);
  * the caller calls evrt__stream_schedule after its section (src/ipc_proto.c
  * pushes under an event lock). */
 uint64_t evrt__stream_push(struct evrt__stream *s, struct evrt__item *it);
+/* Append n filled items in order, in one producer-lock round trip (a
+ * graph lane's items); returns the seq of the first. */
+uint64_t evrt__stream_push_chain(struct evrt__stream *s,
+                                 struct evrt__item **v, uint32_t n);
+/* Allocate up to n items for s (recycled first); returns how many. */
+uint32_t evrt__items_new(struct evrt__stream *s, struct evrt__item **v,
+                         uint32_t n);
 /* Enqueue a copy of the filled template (kind, union, flags) on s, if h is
  * still its live handle (checked under plock, as every push). */
 evrt_status_t evrt__enqueue(struct evrt__stream *s, evrt_stream_t h,
@@ -894,6 +921,76 @@ void evrt__ipc_shutdown(void);
 /* Common spin budget before parking (ns), adaptive in wait.c */
 uint64_t evrt__spin_budget_ns(void);
 
+/* ------------------------------------------------------------- capture */
+/* src/capture.c, src/graph.c, src/graph_exec.c; docs/capture.md.  The core
+ * calls these hooks only on their unlikely branch: a stream whose capture
+ * field is set, a generation naming evrt__capture_src, or (synchronize)
+ * some capture active.  Each returns true when it handled the call (its
+ * status in *st); false sends the caller on its ordinary path (the capture
+ * ended meanwhile).  They take no lock the caller holds. */
+struct evrt__capture;
+struct evrt__gexec;
+/* The source of every captured generation: an event recorded on a
+ * capturing stream has src == &evrt__capture_src (never done, nothing ever
+ * runs on it) and target == the capture's id. */
+extern struct evrt__stream evrt__capture_src;
+/* Active captures, all modes (relaxed: a hint; the hooks lock). */
+extern atomic_uint evrt__captures_active;
+static inline bool evrt__stream_capturing(struct evrt__stream *s) {
+  return atomic_load_explicit(&s->capture, memory_order_relaxed) != NULL;
+}
+static inline bool evrt__any_capture(void) {
+  return atomic_load_explicit(&evrt__captures_active, memory_order_relaxed);
+}
+static inline bool evrt__captured_src(uintptr_t src) {
+  return src == (uintptr_t)&evrt__capture_src;
+}
+/* enqueue of a host function, copy, fill or delay (tmpl: the item) */
+bool evrt__capture_item(struct evrt__stream *s, const struct evrt__item *tmpl,
+                        const char *label, evrt_status_t *st);
+bool evrt__capture_record(struct evrt__event *e, evrt_event_t eh,
+                          struct evrt__stream *s, unsigned flags,
+                          evrt_status_t *st);
+bool evrt__capture_wait(struct evrt__stream *s, struct evrt__event *e,
+                        evrt_event_t eh, unsigned flags, evrt_status_t *st);
+bool evrt__capture_reset(struct evrt__event *e, evrt_event_t eh,
+                         struct evrt__stream *s, evrt_status_t *st);
+/* A stream not capturing waits on a captured generation (capture id, rec_no
+ * of the event's incarnation ev_gen): it joins that capture. */
+evrt_status_t evrt__capture_fork(struct evrt__stream *s, struct evrt__event *e,
+                                 uint32_t ev_gen, uint64_t cap_id,
+                                 uint64_t rec_no);
+/* Query of a capturing stream; use of a captured event ("queried",
+ * "synchronized", ...): the error, and the capture invalidated. */
+evrt_status_t evrt__capture_stream_misuse(struct evrt__stream *s,
+                                          const char *what);
+evrt_status_t evrt__capture_event_misuse(struct evrt__event *e,
+                                         const char *what);
+/* Synchronize calls while some capture is active: the object's own
+ * capture, then the interaction modes. */
+bool evrt__capture_sync_stream(struct evrt__stream *s, evrt_status_t *st);
+bool evrt__capture_sync_event(struct evrt__event *e, evrt_status_t *st);
+bool evrt__capture_sync_device(int device, evrt_status_t *st);
+bool evrt__capture_destroy_stream(struct evrt__stream *s, evrt_status_t *st);
+/* src/graph_exec.c, called by the worker running the item (exec.c), no
+ * lock held: a launch expands into its lanes; a run of nodes executes. */
+bool evrt__graph_run_launch(struct evrt__stream *s, struct evrt__item *it);
+bool evrt__graph_run_seg(struct evrt__stream *s, struct evrt__item *it);
+/* src/cpu/exec.c: execute one item as the worker would (the graph
+ * executor runs each node through it).  False: the stream must park. */
+bool evrt__exec_run_item(struct evrt__stream *s, struct evrt__item *it);
+/* src/event.c: publish the generation (s, target) of the incarnation
+ * ev_gen of e, as a record on a stream of `device` would, without
+ * enqueuing anything: a graph launch's record nodes (target lies ahead on
+ * a lane), a record inside a capture (s = &evrt__capture_src).  Takes the
+ * event's resource if asked and one is free.  *rec_no gets its number.
+ * EVRT_ERROR_INVALID_HANDLE if the incarnation is gone,
+ * EVRT_ERROR_DEVICE_MISMATCH; nothing changed then.  Takes the event
+ * lock: call with no lock held but a capture's (capture.c's lock order). */
+evrt_status_t evrt__event_publish(struct evrt__event *e, uint32_t ev_gen,
+                                  struct evrt__stream *s, int device,
+                                  uint64_t target, bool take_resource,
+                                  uint64_t *rec_no);
 /* ------------------------------------------------------------ failures */
 /* src/failure.c.  The thread's last enqueued task (evrt_thread_last_task),
  * stored by every enqueue (stream.c). */

@@ -113,7 +113,7 @@ static evrt_status_t record_slow(struct evrt__event *e,
     target = evrt__stream_push(s, it);
   }
   if (EVRT_UNLIKELY(evrt__check_on) && id)
-    evrt__check_record(e, s, g, target); /* waits in this process */
+    evrt__check_record(id, s, g, target); /* waits in this process */
   return EVRT_SUCCESS;
 }
 
@@ -158,7 +158,7 @@ evrt_status_t evrt__ipc_record(struct evrt__event *e, struct evrt__stream *s) {
     if (wake)
       evrt__ipc_map_ref(map);
     if (EVRT_UNLIKELY(evrt__check_on))
-      evrt__check_record(e, s, g, enq); /* waits in this process */
+      evrt__check_record(e->id, s, g, enq); /* waits in this process */
     evrt__event_unlock(e);
     if (wake) {
       evrt__ipc_wake(m);
@@ -171,7 +171,7 @@ evrt_status_t evrt__ipc_record(struct evrt__event *e, struct evrt__stream *s) {
   uint64_t target = evrt__stream_push(s, it); /* under the event lock, as
                                                  local records do */
   if (EVRT_UNLIKELY(evrt__check_on))
-    evrt__check_record(e, s, g, target); /* waits in this process */
+    evrt__check_record(e->id, s, g, target); /* waits in this process */
   evrt__event_unlock(e);
   return EVRT_SUCCESS;
 }

@@ -47,6 +47,7 @@ evrt_status_t evrt__stream_new(int device, int priority, bool is_default,
   /* pfree and returned are not reset: evrt__stream_free emptied them
    * under plock, and a producer still holding a stale handle may use them
    * under plock meanwhile (evrt__item_new). */
+  atomic_store_explicit(&s->capture, NULL, memory_order_relaxed);
   unsigned w = atomic_load_explicit(&s->state, memory_order_relaxed);
   atomic_store_explicit(&s->state, ((EVRT__INC(w) + 1) << 4) | EVRT__S_IDLE,
                         memory_order_relaxed);
@@ -205,6 +206,40 @@ uint64_t evrt__stream_push(struct evrt__stream *s, struct evrt__item *it) {
   return seq;
 }
 
+uint64_t evrt__stream_push_chain(struct evrt__stream *s,
+                                 struct evrt__item **v, uint32_t n) {
+  evrt__spin_lock(&s->plock);
+  uint64_t first = atomic_load_explicit(&s->enq_seq, memory_order_relaxed) + 1;
+  for (uint32_t i = 0; i < n; i++) {
+    v[i]->seq = first + i;
+    /* relaxed: published with the release store of the first link below */
+    atomic_store_explicit(&v[i]->qnext, i + 1 < n ? v[i + 1] : NULL,
+                          memory_order_relaxed);
+  }
+  /* release: the worker that reads the link sees the whole filled chain */
+  atomic_store_explicit(&s->tail->qnext, v[0], memory_order_release);
+  s->tail = v[n - 1];
+  /* seq_cst: the Dekker pair with the worker going idle (top of file) */
+  atomic_store_explicit(&s->enq_seq, first + n - 1, memory_order_seq_cst);
+  evrt__spin_unlock(&s->plock);
+  schedule(s);
+  return first;
+}
+
+uint32_t evrt__items_new(struct evrt__stream *s, struct evrt__item **v,
+                         uint32_t n) {
+  uint32_t k = 0;
+  evrt__spin_lock(&s->plock);
+  while (k < n && (v[k] = pop_free_locked(s)))
+    k++;
+  evrt__spin_unlock(&s->plock);
+  for (; k < n && (v[k] = evrt__malloc(sizeof *v[k])); k++)
+    ;
+  for (uint32_t i = 0; i < k; i++)
+    init_item(s, v[i]);
+  return k;
+}
+
 uint64_t evrt__stream_link_live(struct evrt__stream *s, evrt_stream_t h,
                                 struct evrt__item *it) {
   if (EVRT_UNLIKELY(evrt__check_on))
@@ -261,6 +296,13 @@ destroyed_meanwhile(evrt_stream_t h) {
  * functions). */
 static evrt_status_t enqueue(struct evrt__stream *s, evrt_stream_t h,
                              const struct evrt__item *tmpl, const char *label) {
+  evrt_status_t st;
+  /* A capturing stream takes a graph node instead (src/capture.c), if the
+   * handle is still live (a stale one must not add to the graph of a
+   * stream that reused the slot). */
+  if (EVRT_UNLIKELY(evrt__stream_capturing(s)) && evrt__stream_is(s, h) &&
+      evrt__capture_item(s, tmpl, label, &st))
+    return st;
   void *chk = EVRT_UNLIKELY(evrt__check_on) ? evrt__check_enqueue(s, tmpl)
                                             : NULL;
   evrt__spin_lock(&s->plock);
@@ -288,7 +330,8 @@ static evrt_status_t enqueue(struct evrt__stream *s, evrt_stream_t h,
     }
   }
   *it = *tmpl;
-  it->check = chk;
+  if (EVRT_UNLIKELY(evrt__check_on))
+    it->check = chk; /* read only by the checker */
   it->owner = s;
   it->timer_idx = -1;
   it->t_start = 0;
@@ -358,6 +401,12 @@ evrt_status_t evrt_stream_destroy(evrt_stream_t h) {
   evrt_status_t st = get_stream(h, &s);
   if (st)
     return st;
+  /* (a stale handle must not invalidate the capture of a stream that
+   * reused the slot: checked first, without the lock; the destroy itself
+   * checks again under it) */
+  if (EVRT_UNLIKELY(evrt__stream_capturing(s)) && evrt__stream_is(s, h) &&
+      evrt__capture_destroy_stream(s, &st))
+    return st;
   evrt__spin_lock(&s->plock);
   /* Check the generation again under the lock: two racing destroys of the
    * same handle must not both succeed, and the slot may have been freed
@@ -410,6 +459,8 @@ evrt_status_t evrt_stream_query(evrt_stream_t h) {
   evrt_status_t st = get_stream(h, &s);
   if (st)
     return st;
+  if (EVRT_UNLIKELY(evrt__stream_capturing(s)))
+    return evrt__capture_stream_misuse(s, "queried");
   uint64_t enq = atomic_load_explicit(&s->enq_seq, memory_order_acquire);
   bool done = evrt__done(s) >= enq;
   /* The counters were this incarnation's if the handle is still live after
@@ -453,6 +504,8 @@ evrt_status_t evrt_stream_synchronize_timeout(evrt_stream_t h,
   struct evrt__stream *s = NULL;
   evrt_status_t st = get_stream(h, &s);
   if (st)
+    return st;
+  if (EVRT_UNLIKELY(evrt__any_capture()) && evrt__capture_sync_stream(s, &st))
     return st;
   uint64_t enq = atomic_load_explicit(&s->enq_seq, memory_order_acquire);
   bool done = evrt__done(s) >= enq;

@@ -27,6 +27,10 @@ enum evrt__item_kind {
   EVRT__ITEM_HOST_TASK,
   EVRT__ITEM_VALUE_WAIT,
   EVRT__ITEM_VALUE_WRITE,
+  /* graphs (src/graph_exec.c): a launch, which expands into its lanes, and
+   * a run of a graph's nodes on one lane */
+  EVRT__ITEM_GRAPH,
+  EVRT__ITEM_GRAPH_SEG,
   EVRT__ITEM_KIND_COUNT
 };
 /* Items that name an event generation (record, wait, reset). */

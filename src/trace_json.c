@@ -468,15 +468,15 @@ static bool put_events(struct writer *w) {
       continue;
     if (e->device >= 0)
       sink_printf(f, ",\n{\"ph\":\"i\",\"s\":\"t\",\"pid\":%d,\"tid\":%llu",
-              e->device + 1, (unsigned long long)e->stream);
+                  e->device + 1, (unsigned long long)e->stream);
     else
       sink_printf(f, ",\n{\"ph\":\"i\",\"s\":\"t\",\"pid\":%d,\"tid\":%llu",
-              HOST_PID, (unsigned long long)(HOST_TID_BASE + e->gen));
+                  HOST_PID, (unsigned long long)(HOST_TID_BASE + e->gen));
     put_ts(w, "ts", e->t0);
     sink_printf(f, ",\"name\":");
     put_str(f, e->label);
     sink_printf(f, ",\"cat\":\"evrt-check\",\"args\":{\"work_item\":%llu}}",
-            (unsigned long long)e->event);
+                (unsigned long long)e->event);
   }
   sink_puts("\n]}\n", f);
   return true;

@@ -43,7 +43,8 @@ atomic_int evrt__trace_enabled;
 const char *evrt__item_kind_name(int kind) {
   static const char *const names[] = {
       "host_func", "memcpy", "memset",     "delay",     "record",
-      "wait",      "reset",  "host_task", "value_wait", "value_write"};
+      "wait",      "reset",  "host_task", "value_wait", "value_write",
+      "graph",     "graph_nodes"};
   _Static_assert(sizeof names / sizeof names[0] == EVRT__ITEM_KIND_COUNT,
                  "a name for every item kind");
   return kind >= 0 && kind < EVRT__ITEM_KIND_COUNT ? names[kind] : "unknown";

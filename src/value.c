@@ -104,18 +104,28 @@ static void unlink_locked(struct bucket *b, struct evrt__item *it) {
   count(it, -1);
 }
 
-static void poll_arm(struct evrt__item *it, bool first) {
-  uint64_t p = first ? POLL_MIN_NS : it->u.val.poll_ns * 2;
-  if (p > POLL_MAX_NS)
-    p = POLL_MAX_NS;
-  it->u.val.poll_ns = p;
-  it->deadline = evrt__now_ns() + p;
-  if (evrt__timer_arm(it) != EVRT_SUCCESS)
+/* (Re)arm the timer for the next poll and the timeout, whichever comes
+ * first.  A deadline is never changed while the item is in the timer heap
+ * (a writer's resume may come before the timer thread takes it out). */
+static void arm(struct evrt__item *it, bool first) {
+  uint64_t now = evrt__now_ns(), d = 0;
+  if (!first && it->deadline)
+    evrt__timer_cancel(it);
+  if (it->u.val.flags & EVRT_VALUE_WAIT_POLL) {
+    uint64_t p = first ? POLL_MIN_NS : it->u.val.poll_ns * 2;
+    if (p > POLL_MAX_NS)
+      p = POLL_MAX_NS;
+    it->u.val.poll_ns = p;
+    d = now + p;
+  }
+  if (it->u.val.end && (!d || it->u.val.end < d))
+    d = it->u.val.end;
+  it->deadline = d;
+  if (d && evrt__timer_arm(it) != EVRT_SUCCESS)
     it->deadline = 0; /* no timer: woken by writes only */
 }
 
 bool evrt__value_exec_wait(struct evrt__stream *s, struct evrt__item *it) {
-  (void)s;
   struct bucket *b = bucket_of((const void *)it->u.val.addr);
   if (it->phase == 0) {
     if (try_pass(it))
@@ -131,8 +141,8 @@ bool evrt__value_exec_wait(struct evrt__stream *s, struct evrt__item *it) {
     atomic_store_explicit(&b->head, it, memory_order_relaxed);
     it->phase = 1;
     evrt__spin_unlock(&b->lock);
-    if (it->u.val.flags & EVRT_VALUE_WAIT_POLL)
-      poll_arm(it, true);
+    if ((it->u.val.flags & EVRT_VALUE_WAIT_POLL) || it->u.val.end)
+      arm(it, true);
     return false;
   }
   /* Resumed: by a write, a kick, the poll timer, an abort, or spuriously. */
@@ -149,8 +159,16 @@ bool evrt__value_exec_wait(struct evrt__stream *s, struct evrt__item *it) {
     it->phase = 0;
     return true;
   }
-  if (it->deadline && evrt__now_ns() >= it->deadline)
-    poll_arm(it, false);
+  uint64_t now = it->deadline ? evrt__now_ns() : 0;
+  if (it->u.val.end && now >= it->u.val.end) {
+    /* Timed out: the stream goes on, and the failure is counted as a
+     * timed-out event wait is (evrt_stream_wait_failures). */
+    evrt__value_cancel(it);
+    atomic_fetch_add_explicit(&s->wait_failures, 1, memory_order_relaxed);
+    return true;
+  }
+  if (it->deadline && now >= it->deadline)
+    arm(it, false);
   return false;
 }
 
@@ -257,7 +275,8 @@ static evrt_status_t check_addr(const void *addr) {
 }
 
 static evrt_status_t value_item(evrt_stream_t h, uint64_t *addr,
-                                uint64_t value, unsigned flags, int kind) {
+                                uint64_t value, unsigned flags, int kind,
+                                int64_t timeout_ns) {
   evrt_status_t st = evrt__ready();
   if (st)
     return st;
@@ -276,6 +295,13 @@ static evrt_status_t value_item(evrt_stream_t h, uint64_t *addr,
   t.u.val.addr = (_Atomic(uint64_t) *)addr;
   t.u.val.value = value;
   t.u.val.flags = flags;
+  if (timeout_ns >= 0) {
+    /* relative to the enqueue, as evrt_stream_wait_event_timeout; at
+     * least 1 ns so that 0 still means "no timeout" inside */
+    t.u.val.end = evrt__now_ns() + (uint64_t)timeout_ns;
+    if (!t.u.val.end)
+      t.u.val.end = 1;
+  }
   /* Armed at the first wait enqueued, long before it can park: copies and
    * host functions running meanwhile then already look for waiters. */
   if (kind == EVRT__ITEM_VALUE_WAIT &&
@@ -286,12 +312,20 @@ static evrt_status_t value_item(evrt_stream_t h, uint64_t *addr,
 
 evrt_status_t evrt_stream_wait_value64(evrt_stream_t h, uint64_t *addr,
                                        uint64_t value, unsigned flags) {
-  return value_item(h, addr, value, flags, EVRT__ITEM_VALUE_WAIT);
+  return value_item(h, addr, value, flags, EVRT__ITEM_VALUE_WAIT, -1);
+}
+
+evrt_status_t evrt_stream_wait_value64_timeout(evrt_stream_t h,
+                                               uint64_t *addr, uint64_t value,
+                                               unsigned flags,
+                                               int64_t timeout_ns) {
+  return value_item(h, addr, value, flags, EVRT__ITEM_VALUE_WAIT,
+                    timeout_ns < 0 ? -1 : timeout_ns);
 }
 
 evrt_status_t evrt_stream_write_value64(evrt_stream_t h, uint64_t *addr,
                                         uint64_t value, unsigned flags) {
-  return value_item(h, addr, value, flags, EVRT__ITEM_VALUE_WRITE);
+  return value_item(h, addr, value, flags, EVRT__ITEM_VALUE_WRITE, -1);
 }
 
 evrt_status_t evrt_value_write64(uint64_t *addr, uint64_t value) {

@@ -215,6 +215,37 @@ TEST(poll_sees_stores_evrt_does_not) {
   ASSERT_OK(evrt_stream_destroy(s));
 }
 
+TEST(a_wait_with_a_timeout_ends_and_is_counted) {
+  static uint64_t word;
+  word = 0;
+  atomic_int p = 0;
+  evrt_stream_t s = new_stream();
+  uint64_t fails = 0;
+  /* satisfied in time: no failure */
+  ASSERT_OK(evrt_stream_wait_value64_timeout(s, &word, 1, EVRT_VALUE_WAIT_EQ,
+                                             60000 * MS));
+  ASSERT_OK(evrt_value_write64(&word, 1));
+  ASSERT_OK(evrt_stream_synchronize_timeout(s, 10000 * MS));
+  ASSERT_OK(evrt_stream_wait_failures(s, &fails));
+  ASSERT_EQ(fails, 0);
+  /* never satisfied: ends after its timeout, the stream goes on */
+  ASSERT_OK(evrt_stream_wait_value64_timeout(s, &word, 2, EVRT_VALUE_WAIT_EQ,
+                                             30 * MS));
+  ASSERT_OK(evrt_launch_host_func(s, mark, &p));
+  ASSERT_OK(evrt_stream_synchronize_timeout(s, 10000 * MS));
+  ASSERT_EQ(atomic_load(&p), 1);
+  ASSERT_OK(evrt_stream_wait_failures(s, &fails));
+  ASSERT_EQ(fails, 1);
+  /* with polling too, and a write that comes first */
+  ASSERT_OK(evrt_stream_wait_value64_timeout(
+      s, &word, 3, EVRT_VALUE_WAIT_EQ | EVRT_VALUE_WAIT_POLL, 60000 * MS));
+  atomic_store((_Atomic(uint64_t) *)&word, 3);
+  ASSERT_OK(evrt_stream_synchronize_timeout(s, 10000 * MS));
+  ASSERT_OK(evrt_stream_wait_failures(s, &fails));
+  ASSERT_EQ(fails, 1);
+  ASSERT_OK(evrt_stream_destroy(s));
+}
+
 TEST(abort_and_stop_skip_value_items) {
   static uint64_t word, out;
   word = 0;

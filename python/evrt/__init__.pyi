@@ -12,6 +12,11 @@ from ._evrt import NotSupportedError as NotSupportedError
 from ._evrt import Stream as Stream
 from ._evrt import __version__ as __version__
 from ._evrt import device as device
+from ._evrt import check_access as check_access
+from ._evrt import check_acquire as check_acquire
+from ._evrt import check_enabled as check_enabled
+from ._evrt import check_findings as check_findings
+from ._evrt import check_release as check_release
 from ._evrt import library_path as library_path
 
 _Device = Union[device, str, int, None]

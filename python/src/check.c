@@ -104,13 +104,12 @@ PyMethodDef evrtpy_check_methods[] = {
     {"check_access", (PyCFunction)(void (*)(void))m_check_access,
      METH_VARARGS | METH_KEYWORDS,
      "check_access($module, /, obj, mode='rw')\n--\n\n"
-     "Declare that the caller reads ('r'), "
-     "writes ('w') or both the memory of obj (any contiguous buffer)."},
+     "Declare that the caller reads ('r'), writes ('w') or both the memory "
+     "of obj (any contiguous buffer)."},
     {"check_release", m_check_release, METH_O,
      "check_release($module, obj, /)\n--\n\n"
-     "Host-level synchronization evrt does not see: "
-     "everything before it is ordered before a check_acquire(obj) that "
-     "observed it."},
+     "Host-level synchronization evrt does not see: everything before it "
+     "is ordered before a check_acquire(obj) that observed it."},
     {"check_acquire", m_check_acquire, METH_O,
      "check_acquire($module, obj, /)\n--\n\n"
      "The other half of check_release(obj)."},

@@ -28,7 +28,7 @@ struct reg {
   struct desc copy;
 };
 
-static pthread_mutex_t alloc_lock = PTHREAD_MUTEX_INITIALIZER;
+static ACL__MUTEX(alloc_lock)
 static struct acl__map *live_descs; /* descriptor address -> itself */
 static struct acl__map *regs;       /* stream handle value -> struct reg */
 

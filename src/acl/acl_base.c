@@ -132,7 +132,7 @@ struct aclDataBuffer {
   size_t size;
 };
 
-static pthread_mutex_t buf_lock = PTHREAD_MUTEX_INITIALIZER;
+static ACL__MUTEX(buf_lock)
 static struct acl__map *live_bufs; /* key: descriptor address */
 
 static bool buf_live_locked(const aclDataBuffer *b) {

@@ -1,18 +1,35 @@
 /*
- * acl_callback.c - aclrtLaunchCallback with aclrtSubscribeReport /
- * aclrtProcessReport / aclrtUnSubscribeReport, and aclrtLaunchHostFunc.
+ * acl_callback.c - callbacks that run on a thread the program subscribed:
+ * aclrtLaunchCallback with aclrtSubscribeReport / aclrtProcessReport /
+ * aclrtUnSubscribeReport, and aclrtLaunchHostFunc on a stream subscribed
+ * with aclrtSubscribeHostFunc / aclrtProcessHostFunc /
+ * aclrtUnSubscribeHostFunc (host functions then run on that thread, and
+ * block the stream's later tasks).  aclrtLaunchHostFunc on a stream with no
+ * such subscription is an evrt host function (a worker runs it).
  *
- * A subscribed thread (identified by its pthread_t, as ACL programs pass
- * it) owns a report queue.  aclrtLaunchCallback enqueues on the stream an
- * evrt host function that, when the stream reaches it, hands the report to
- * the queue; for ACL_CALLBACK_BLOCK it then waits until the subscribed
- * thread has run the callback, so later tasks of the stream wait too (evrt's
- * pool adds a worker while one is blocked in user code).  The user callback
- * runs in aclrtProcessReport, on the subscribed thread, with no lock held.
+ * No worker ever waits here (issue 13 item 5).  A callback task is three
+ * stream items: a host function `deliver` that hands the task to the
+ * subscribed thread's queue and returns, for BLOCK tasks a value wait on
+ * the task's `done` word (the stream parks, holding no worker: see
+ * docs/design.md, "Values"), then a host function `finish` that drops the
+ * stream's reference.  The subscribed thread runs the callback inside
+ * aclrtProcessReport / aclrtProcessHostFunc, declared as serving the
+ * stream's wait (evrt_thread_serve_begin: a callback that synchronizes its
+ * own stream gets ACL_ERROR_RT_PARAM_INVALID, as a host function would),
+ * then writes `done` (evrt_value_write64), which resumes the stream.
  *
- * Queues are never freed (a thread id can subscribe again); reports are
- * freed by whoever finishes with them last: the processing thread for
- * NO_BLOCK, the stream's host function for BLOCK.
+ * Subscriptions: a stream has at most one report and one host-function
+ * subscription (struct acl__sub, referenced by the stream's metadata and by
+ * its tasks).  Unsubscribing, or destroying the stream, deactivates it and
+ * releases its tasks still queued: they are not run, their `done` is
+ * written, and the stream goes on (a BLOCK callback left queued after
+ * aclrtUnSubscribeReport froze its stream before; destroy and device reset
+ * then hung).  deliver checks `active` under the queue's mutex, so a task
+ * delivered after the deactivation is released the same way.
+ *
+ * Lock order: acl__lock -> queue.m (neither is held while user code runs
+ * or while evrt writes a value).  Queues are never freed (a thread id can
+ * subscribe again); subscriptions and tasks are reference-counted.
  */
 #include "acl_internal.h"
 
@@ -20,29 +37,42 @@
 #include <stdlib.h>
 #include <time.h>
 
-struct report {
+enum { Q_REPORT = 0, Q_HOSTFUNC = 1 };
+
+struct task {
   aclrtCallback fn;
   void *user;
   bool block;
-  bool done; /* under q->m */
-  struct acl__report_queue *q;
-  struct report *next;
+  uint64_t done;    /* the stream waits for 1 (BLOCK) */
+  struct acl__sub *sub;
+  evrt_stream_t stream;
+  uint64_t wait_task; /* task id of the value wait (BLOCK) */
+  atomic_uint refs;   /* queue side + the stream's finish item */
+  struct task *next;
 };
 
 struct acl__report_queue {
   uint64_t tid;
+  int kind;
   unsigned nstreams; /* under acl__lock */
   pthread_mutex_t m;
-  pthread_cond_t cv; /* signalled on push (to the thread) and on done */
-  struct report *head, *tail;
+  pthread_cond_t cv; /* signalled on push */
+  struct task *head, *tail;
   struct acl__report_queue *next;
+};
+
+struct acl__sub {
+  struct acl__report_queue *q;
+  bool active;      /* under q->m */
+  atomic_uint refs; /* the stream's metadata + one per task */
 };
 
 static struct acl__report_queue *queues; /* under acl__lock */
 
-static struct acl__report_queue *find_queue(uint64_t tid, bool make) {
+static struct acl__report_queue *find_queue(uint64_t tid, int kind,
+                                            bool make) {
   for (struct acl__report_queue *q = queues; q; q = q->next)
-    if (q->tid == tid)
+    if (q->tid == tid && q->kind == kind)
       return q;
   if (!make)
     return NULL;
@@ -50,6 +80,7 @@ static struct acl__report_queue *find_queue(uint64_t tid, bool make) {
   if (!q)
     return NULL;
   q->tid = tid;
+  q->kind = kind;
   pthread_mutex_init(&q->m, NULL);
   pthread_condattr_t a;
   pthread_condattr_init(&a);
@@ -61,75 +92,276 @@ static struct acl__report_queue *find_queue(uint64_t tid, bool make) {
   return q;
 }
 
-aclError aclrtSubscribeReport(uint64_t threadId, aclrtStream stream) {
-  static const char fn[] = "aclrtSubscribeReport";
+static void sub_unref(struct acl__sub *s) {
+  /* acq_rel: the last owner sees the others' writes before freeing */
+  if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) == 1)
+    free(s);
+}
+
+static void task_unref(struct task *t) {
+  if (atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) == 1) {
+    sub_unref(t->sub);
+    free(t);
+  }
+}
+
+/* The queue side is done with t: ran or released.  For BLOCK tasks the
+ * stream waits for this write. */
+static void task_done(struct task *t) {
+  if (t->block)
+    evrt_value_write64(&t->done, 1);
+  task_unref(t);
+}
+
+/* Deactivate s and release its queued tasks (not run).  Takes q->m. */
+static void sub_release(struct acl__sub *s) {
+  struct acl__report_queue *q = s->q;
+  struct task *mine = NULL;
+  pthread_mutex_lock(&q->m);
+  s->active = false;
+  struct task **pp = &q->head, *prev = NULL;
+  while (*pp) {
+    struct task *t = *pp;
+    if (t->sub == s) {
+      *pp = t->next;
+      t->next = mine;
+      mine = t;
+    } else {
+      prev = t;
+      pp = &t->next;
+    }
+  }
+  q->tail = prev;
+  pthread_mutex_unlock(&q->m);
+  while (mine) {
+    struct task *next = mine->next;
+    task_done(mine);
+    mine = next;
+  }
+}
+
+void acl__stream_detach(struct acl__stream *m) {
+  /* The stream's metadata is gone from the table (caller): nobody else
+   * reaches m->sub / m->hsub any more. */
+  struct acl__sub *subs[2] = {m->sub, m->hsub};
+  m->sub = m->hsub = NULL;
+  for (int i = 0; i < 2; i++)
+    if (subs[i]) {
+      pthread_mutex_lock(&acl__lock);
+      subs[i]->q->nstreams--;
+      pthread_mutex_unlock(&acl__lock);
+      sub_release(subs[i]);
+      sub_unref(subs[i]);
+    }
+}
+
+struct ctx_subs {
+  struct acl__ctx *ctx;
+  struct acl__sub *v[128];
+  int n;
+  bool more;
+};
+static void take_ctx_subs(uint64_t id, void *val, void *arg) {
+  (void)id;
+  struct acl__stream *m = val;
+  struct ctx_subs *c = arg;
+  if (m->ctx != c->ctx)
+    return;
+  struct acl__sub **slots[2] = {&m->sub, &m->hsub};
+  for (int i = 0; i < 2; i++)
+    if (*slots[i]) {
+      if (c->n == 128) {
+        c->more = true;
+        return;
+      }
+      c->v[c->n++] = *slots[i];
+      (*slots[i])->q->nstreams--;
+      *slots[i] = NULL;
+    }
+}
+
+void acl__ctx_detach(struct acl__ctx *ctx) {
+  for (;;) {
+    struct ctx_subs c = {.ctx = ctx};
+    pthread_mutex_lock(&acl__lock);
+    acl__map_each(acl__streams, take_ctx_subs, &c);
+    pthread_mutex_unlock(&acl__lock);
+    for (int i = 0; i < c.n; i++) {
+      sub_release(c.v[i]);
+      sub_unref(c.v[i]);
+    }
+    if (!c.more)
+      return;
+  }
+}
+
+/* ------------------------------------------------------- subscription */
+
+static aclError subscribe(const char *fn, int kind, uint64_t tid,
+                          aclrtStream stream) {
+  if (kind == Q_HOSTFUNC && !stream)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
+                     "exeStream is NULL (the default stream cannot be "
+                     "subscribed)");
+  struct acl__sub *s = calloc(1, sizeof *s);
+  if (!s)
+    return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
   evrt_stream_t h;
   struct acl__stream *m;
   aclError r = acl__stream_locked(fn, stream, &h, &m);
-  if (r)
+  if (r) {
+    free(s);
     return r;
-  if (!m) {
-    pthread_mutex_unlock(&acl__lock);
-    return acl__fail(ACL_ERROR_RT_INVALID_HANDLE, fn,
-                          "stream was not created by the ACL layer");
   }
-  if (m->sub) {
-    pthread_mutex_unlock(&acl__lock);
-    return acl__fail(ACL_ERROR_RT_STREAM_SUBSCRIBE, fn,
-                          "the stream is already subscribed by thread %llu",
-                          (unsigned long long)m->sub->tid);
-  }
-  struct acl__report_queue *q = find_queue(threadId, true);
+  struct acl__sub **slot = m ? (kind == Q_REPORT ? &m->sub : &m->hsub) : NULL;
+  const char *why = !m       ? "stream was not created by the ACL layer"
+                    : *slot ? "the stream is subscribed already"
+                            : NULL;
+  struct acl__report_queue *q = why ? NULL : find_queue(tid, kind, true);
   if (q) {
-    m->sub = q;
+    s->q = q;
+    s->active = true;
+    atomic_init(&s->refs, 1);
+    *slot = s;
     q->nstreams++;
   }
   pthread_mutex_unlock(&acl__lock);
-  if (!q)
+  if (why) {
+    free(s);
+    return acl__fail(m ? ACL_ERROR_RT_STREAM_SUBSCRIBE
+                       : ACL_ERROR_RT_INVALID_HANDLE,
+                     fn, "%s", why);
+  }
+  if (!q) {
+    free(s);
     return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
+  }
   return ACL_SUCCESS;
 }
 
-aclError aclrtUnSubscribeReport(uint64_t threadId, aclrtStream stream) {
-  static const char fn[] = "aclrtUnSubscribeReport";
+static aclError unsubscribe(const char *fn, int kind, uint64_t tid,
+                            aclrtStream stream) {
+  if (kind == Q_HOSTFUNC && !stream)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "exeStream is NULL");
   evrt_stream_t h;
   struct acl__stream *m;
   aclError r = acl__stream_locked(fn, stream, &h, &m);
   if (r)
     return r;
-  bool ok = m && m->sub && m->sub->tid == threadId;
-  if (ok) {
-    m->sub->nstreams--;
-    m->sub = NULL;
+  struct acl__sub **slot = m ? (kind == Q_REPORT ? &m->sub : &m->hsub) : NULL;
+  struct acl__sub *s = slot && *slot && (*slot)->q->tid == tid ? *slot : NULL;
+  if (s) {
+    *slot = NULL;
+    s->q->nstreams--;
   }
   pthread_mutex_unlock(&acl__lock);
-  if (!ok)
+  if (!s)
     return acl__fail(ACL_ERROR_RT_STREAM_SUBSCRIBE, fn,
-                          "the stream is not subscribed by thread %llu",
-                          (unsigned long long)threadId);
+                     "the stream is not subscribed by thread %llu",
+                     (unsigned long long)tid);
+  sub_release(s);
+  sub_unref(s);
   return ACL_SUCCESS;
 }
 
-/* Runs on an evrt worker when the stream reaches the callback task. */
+aclError aclrtSubscribeReport(uint64_t threadId, aclrtStream stream) {
+  return subscribe("aclrtSubscribeReport", Q_REPORT, threadId, stream);
+}
+
+aclError aclrtUnSubscribeReport(uint64_t threadId, aclrtStream stream) {
+  return unsubscribe("aclrtUnSubscribeReport", Q_REPORT, threadId, stream);
+}
+
+aclError aclrtSubscribeHostFunc(uint64_t hostFuncThreadId,
+                                aclrtStream exeStream) {
+  return subscribe("aclrtSubscribeHostFunc", Q_HOSTFUNC, hostFuncThreadId,
+                   exeStream);
+}
+
+aclError aclrtUnSubscribeHostFunc(uint64_t hostFuncThreadId,
+                                  aclrtStream exeStream) {
+  return unsubscribe("aclrtUnSubscribeHostFunc", Q_HOSTFUNC, hostFuncThreadId,
+                     exeStream);
+}
+
+/* ------------------------------------------------------------ tasks */
+
+/* Runs on an evrt worker when the stream reaches the task: hand it over
+ * and return (the stream's wait, next, parks it). */
 static void deliver(void *arg) {
-  struct report *rp = arg;
-  struct acl__report_queue *q = rp->q;
-  bool block = rp->block;
+  struct task *t = arg;
+  struct acl__report_queue *q = t->sub->q;
   pthread_mutex_lock(&q->m);
-  rp->next = NULL;
-  if (q->tail)
-    q->tail->next = rp;
-  else
-    q->head = rp;
-  q->tail = rp;
-  pthread_cond_broadcast(&q->cv);
-  if (block) {
-    while (!rp->done)
-      pthread_cond_wait(&q->cv, &q->m);
+  bool active = t->sub->active;
+  if (active) {
+    t->next = NULL;
+    if (q->tail)
+      q->tail->next = t;
+    else
+      q->head = t;
+    q->tail = t;
+    pthread_cond_broadcast(&q->cv);
   }
   pthread_mutex_unlock(&q->m);
-  if (block)
-    free(rp);
+  if (!active)
+    task_done(t); /* unsubscribed meanwhile: released, not run */
+}
+
+static void finish(void *arg) { task_unref(arg); }
+
+/* Enqueue fn as a task of the subscription of `kind` on stream h. */
+static aclError launch_task(const char *fn, int kind, aclrtCallback cb,
+                            void *user, bool block, evrt_stream_t h,
+                            struct acl__sub *s) {
+  struct task *t = calloc(1, sizeof *t);
+  if (!t) {
+    sub_unref(s);
+    return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
+  }
+  t->fn = cb;
+  t->user = user;
+  t->block = block;
+  t->sub = s; /* takes the caller's reference */
+  t->stream = h;
+  atomic_init(&t->refs, block ? 2 : 1);
+  evrt_status_t st = evrt_launch_host_func_labeled(
+      h, deliver, t, kind == Q_REPORT ? "acl_callback" : "acl_host_func");
+  if (st) {
+    sub_unref(s);
+    free(t);
+    return acl__st(st, fn);
+  }
+  if (!block)
+    return ACL_SUCCESS;
+  /* Only evrt writes the word: no re-check after host functions. */
+  uint64_t sid;
+  if (evrt_stream_wait_value64(h, &t->done, 1,
+                               EVRT_VALUE_WAIT_EQ | EVRT_VALUE_WAIT_EXPLICIT) ||
+      evrt_thread_last_task(&sid, &t->wait_task) ||
+      evrt_launch_host_func_labeled(h, finish, t, "acl_callback_end")) {
+    /* Out of memory after the task was handed over: it still runs (on the
+     * subscribed thread), but the stream may not wait for it. */
+    task_unref(t);
+    return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn,
+                     "out of memory: the callback will run but may not "
+                     "block the stream");
+  }
+  return ACL_SUCCESS;
+}
+
+/* The stream's subscription of `kind`, referenced, or NULL. */
+static aclError sub_of(const char *fn, aclrtStream stream, int kind,
+                       evrt_stream_t *h, struct acl__sub **out) {
+  struct acl__stream *m;
+  aclError r = acl__stream_locked(fn, stream, h, &m);
+  if (r)
+    return r;
+  struct acl__sub *s = m ? (kind == Q_REPORT ? m->sub : m->hsub) : NULL;
+  if (s)
+    atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
+  pthread_mutex_unlock(&acl__lock);
+  *out = s;
+  return ACL_SUCCESS;
 }
 
 aclError aclrtLaunchCallback(aclrtCallback fn_, void *userData,
@@ -140,51 +372,56 @@ aclError aclrtLaunchCallback(aclrtCallback fn_, void *userData,
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "fn is NULL");
   if (blockType != ACL_CALLBACK_NO_BLOCK && blockType != ACL_CALLBACK_BLOCK)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
-                          "blockType %d is neither ACL_CALLBACK_NO_BLOCK nor "
-                          "ACL_CALLBACK_BLOCK",
-                          (int)blockType);
+                     "blockType %d is neither ACL_CALLBACK_NO_BLOCK nor "
+                     "ACL_CALLBACK_BLOCK",
+                     (int)blockType);
   evrt_stream_t h;
-  struct acl__stream *m;
-  aclError r = acl__stream_locked(fn, stream, &h, &m);
+  struct acl__sub *s;
+  aclError r = sub_of(fn, stream, Q_REPORT, &h, &s);
   if (r)
     return r;
-  struct acl__report_queue *q = m ? m->sub : NULL;
-  pthread_mutex_unlock(&acl__lock);
-  if (!q)
+  if (!s)
     return acl__fail(ACL_ERROR_RT_STREAM_NO_CB_REG, fn,
-                          "no thread is subscribed to the stream: call "
-                          "aclrtSubscribeReport first");
-  struct report *rp = calloc(1, sizeof *rp);
-  if (!rp)
-    return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
-  rp->fn = fn_;
-  rp->user = userData;
-  rp->block = blockType == ACL_CALLBACK_BLOCK;
-  rp->q = q;
-  evrt_status_t st = evrt_launch_host_func_labeled(h, deliver, rp, "acl_callback");
-  if (st) {
-    free(rp);
-    return acl__st(st, fn);
-  }
-  return ACL_SUCCESS;
+                     "no thread is subscribed to the stream: call "
+                     "aclrtSubscribeReport first");
+  return launch_task(fn, Q_REPORT, fn_, userData,
+                     blockType == ACL_CALLBACK_BLOCK, h, s);
 }
 
-aclError aclrtProcessReport(int32_t timeout) {
-  static const char fn[] = "aclrtProcessReport";
+aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn_,
+                             void *args) {
+  static const char fn[] = "aclrtLaunchHostFunc";
+  if (!fn_)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "fn is NULL");
+  evrt_stream_t h;
+  struct acl__sub *s;
+  aclError r = sub_of(fn, stream, Q_HOSTFUNC, &h, &s);
+  if (r)
+    return r;
+  if (s) /* runs on the subscribed thread and blocks the stream */
+    return launch_task(fn, Q_HOSTFUNC, fn_, args, true, h, s);
+  return acl__st(evrt_launch_host_func(h, fn_, args), fn);
+}
+
+/* ------------------------------------------------------- processing */
+
+static aclError process(const char *fn, int kind, int32_t timeout) {
   if (timeout == 0 || timeout < -1)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
-                          "timeout %d: must be -1 (forever) or > 0 ms",
-                          (int)timeout);
+                     "timeout %d: must be -1 (forever) or > 0 ms",
+                     (int)timeout);
   ACL__ENTER(fn);
   uint64_t self = (uint64_t)pthread_self();
   pthread_mutex_lock(&acl__lock);
-  struct acl__report_queue *q = find_queue(self, false);
+  struct acl__report_queue *q = find_queue(self, kind, false);
   bool subscribed = q && q->nstreams > 0;
   pthread_mutex_unlock(&acl__lock);
   if (!subscribed)
     return acl__fail(ACL_ERROR_RT_THREAD_SUBSCRIBE, fn,
-                          "the calling thread is not subscribed to any "
-                          "stream (aclrtSubscribeReport)");
+                     "the calling thread is not subscribed to any stream "
+                     "(%s)",
+                     kind == Q_REPORT ? "aclrtSubscribeReport"
+                                      : "aclrtSubscribeHostFunc");
   struct timespec dl;
   clock_gettime(CLOCK_MONOTONIC, &dl);
   if (timeout > 0) {
@@ -202,33 +439,31 @@ aclError aclrtProcessReport(int32_t timeout) {
     if (e == ETIMEDOUT && !q->head) {
       pthread_mutex_unlock(&q->m);
       return acl__fail(ACL_ERROR_RT_REPORT_TIMEOUT, fn,
-                            "no callback report within %d ms", (int)timeout);
+                       "no callback within %d ms", (int)timeout);
     }
   }
-  struct report *rp = q->head;
-  q->head = rp->next;
+  struct task *t = q->head;
+  q->head = t->next;
   if (!q->head)
     q->tail = NULL;
   pthread_mutex_unlock(&q->m);
-  rp->fn(rp->user); /* no lock held: the callback may call ACL */
-  if (rp->block) {
-    pthread_mutex_lock(&q->m);
-    rp->done = true;
-    pthread_cond_broadcast(&q->cv);
-    pthread_mutex_unlock(&q->m); /* deliver() frees rp */
-  } else {
-    free(rp);
-  }
+  /* No lock held: the callback may call ACL.  While a BLOCK one runs, its
+   * stream is parked on it: this thread serves that wait, so waiting for
+   * the stream from here is refused instead of deadlocking. */
+  bool serving = t->block &&
+                 evrt_thread_serve_begin(t->stream, t->wait_task) ==
+                     EVRT_SUCCESS;
+  t->fn(t->user);
+  if (serving)
+    evrt_thread_serve_end();
+  task_done(t);
   return ACL_SUCCESS;
 }
 
-aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn_, void *args) {
-  static const char fn[] = "aclrtLaunchHostFunc";
-  if (!fn_)
-    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "fn is NULL");
-  evrt_stream_t h;
-  aclError r = acl__stream(fn, stream, &h);
-  if (r)
-    return r;
-  return acl__st(evrt_launch_host_func(h, fn_, args), fn);
+aclError aclrtProcessReport(int32_t timeout) {
+  return process("aclrtProcessReport", Q_REPORT, timeout);
+}
+
+aclError aclrtProcessHostFunc(int32_t timeout) {
+  return process("aclrtProcessHostFunc", Q_HOSTFUNC, timeout);
 }

@@ -17,9 +17,8 @@
 
 #define CTX_MAGIC 0x61636c63u /* "aclc" */
 
-pthread_mutex_t acl__lock = PTHREAD_MUTEX_INITIALIZER;
+ACL__MUTEX(acl__lock)
 atomic_uint acl__op_wait_timeout;
-static atomic_uint op_exec_timeout_ms = UINT32_MAX; /* "never times out" */
 
 static unsigned init_count;   /* under acl__lock */
 static int dev_refs[ACL__MAX_DEVICES];
@@ -227,6 +226,7 @@ aclError aclrtSetDevice(int32_t deviceId) {
   tls_ctx = c;
   pthread_mutex_unlock(&acl__lock);
   evrt_set_device(deviceId);
+  acl__failure_init();
   return ACL_SUCCESS;
 }
 
@@ -253,16 +253,22 @@ static void destroy_ctx_streams(struct acl__ctx *ctx) {
     struct kill_arg a = {.ctx = ctx};
     pthread_mutex_lock(&acl__lock);
     acl__map_each(acl__streams, collect, &a);
+    struct acl__stream *gone[64];
     for (int i = 0; i < a.n; i++) {
       struct acl__stream *m = acl__map_del(&acl__streams, a.ids[i]);
       if (acl__stream_count[ctx->device])
         acl__stream_count[ctx->device]--;
-      bool dflt = m->is_default && ctx->is_default;
-      free(m);
-      if (dflt)
+      if (m->is_default && ctx->is_default)
         a.list[i] = NULL;
+      gone[i] = m;
     }
     pthread_mutex_unlock(&acl__lock);
+    /* Callbacks still queued for a subscribed thread are released, or the
+     * synchronize below would wait for them for ever. */
+    for (int i = 0; i < a.n; i++) {
+      acl__stream_detach(gone[i]);
+      free(gone[i]);
+    }
     if (!a.n)
       return;
     for (int i = 0; i < a.n; i++)
@@ -289,7 +295,9 @@ static aclError reset_device(const char *fn, int32_t dev, bool force) {
   if (!c)
     return ACL_SUCCESS;
   /* Last reference: wait for the device's work, free the default context
-   * and the streams made in it. */
+   * and the streams made in it.  Callbacks still queued for subscribed
+   * threads are released first, or the wait would never end. */
+  acl__ctx_detach(c);
   evrt_device_synchronize(dev);
   destroy_ctx_streams(c);
   pthread_mutex_lock(&acl__lock);
@@ -338,10 +346,14 @@ aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout) {
     return r;
   /* Every stream of the device, the default and destroyed-but-draining
    * ones included (evrt_device_synchronize_timeout). */
-  return acl__st(evrt_device_synchronize_timeout(
-                          c->device, timeout == -1 ? -1
-                                                   : (int64_t)timeout * 1000000),
-                      fn);
+  evrt_status_t st = evrt_device_synchronize_timeout(
+      c->device, timeout == -1 ? -1 : (int64_t)timeout * 1000000);
+  r = acl__st2(st, EVRT_ERROR_TIMEOUT, ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, fn);
+  /* A failed task's error, reported here, is cleared (as by the stream
+   * synchronize). */
+  if (st == EVRT_ERROR_TASK_FAILED || st == EVRT_ERROR_ABORTED)
+    acl__clear_device_errors(c->device);
+  return r;
 }
 
 /* --------------------------------------------------------- contexts */
@@ -370,6 +382,7 @@ aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId) {
   tls_ctx = c;
   pthread_mutex_unlock(&acl__lock);
   evrt_set_device(deviceId);
+  acl__failure_init();
   *context = c;
   return ACL_SUCCESS;
 }
@@ -450,30 +463,50 @@ aclError aclrtSetOpWaitTimeout(uint32_t timeout) {
   return ACL_SUCCESS;
 }
 
-aclError aclrtSetOpExecuteTimeOut(uint32_t timeout) {
-  uint64_t ms = (uint64_t)timeout * 1000u;
-  atomic_store_explicit(&op_exec_timeout_ms,
-                        timeout == 0 || ms > UINT32_MAX ? UINT32_MAX
-                                                        : (unsigned)ms,
-                        memory_order_relaxed);
+/* Operator execute timeouts (issue 13 item 14).  CANN's rule
+ * (aclrtGetOpTimeOutInterval's doc): the effective timeout is interval * N,
+ * N an integer in [1, 254]; a request is rounded up to the next multiple
+ * and capped at 254 intervals; 0 asks for the maximum.  The interval is
+ * the STARS kernel-credit scale of CANN's 910B/910_93 configuration,
+ * 2^32 ns = 4294967 us, so 254 intervals are the documented default of
+ * 1091 s.  (A CPU runtime does not enforce it: no task is killed.) */
+#define OP_INTERVAL_US 4294967ull
+#define OP_MAX_INTERVALS 254ull
+/* effective timeout (us) last set; 0 = never set (the default) */
+static atomic_uint_least64_t op_exec_us;
+
+static uint64_t op_quantize(uint64_t us) {
+  if (us == 0)
+    return OP_INTERVAL_US * OP_MAX_INTERVALS;
+  uint64_t n = us / OP_INTERVAL_US + (us % OP_INTERVAL_US != 0);
+  if (n > OP_MAX_INTERVALS)
+    n = OP_MAX_INTERVALS;
+  return n * OP_INTERVAL_US;
+}
+
+static uint64_t op_set(uint64_t us) {
+  uint64_t eff = op_quantize(us);
+  atomic_store_explicit(&op_exec_us, eff, memory_order_relaxed);
+  return eff;
+}
+
+aclError aclrtSetOpExecuteTimeOut(uint32_t timeout) { /* seconds */
+  op_set((uint64_t)timeout * 1000000u);
   return ACL_SUCCESS;
 }
 
 aclError aclrtSetOpExecuteTimeOutWithMs(uint32_t timeout) {
-  atomic_store_explicit(&op_exec_timeout_ms, timeout ? timeout : UINT32_MAX,
-                        memory_order_relaxed);
+  op_set((uint64_t)timeout * 1000u);
   return ACL_SUCCESS;
 }
 
 aclError aclrtSetOpExecuteTimeOutV2(uint64_t timeout, uint64_t *actualTimeout) {
-  /* microseconds; the timer granularity here is 1 us, so actual = asked */
-  uint64_t ms = timeout / 1000u;
-  atomic_store_explicit(&op_exec_timeout_ms,
-                        timeout == 0 || ms > UINT32_MAX ? UINT32_MAX
-                                                        : (unsigned)ms,
-                        memory_order_relaxed);
-  if (actualTimeout)
-    *actualTimeout = timeout;
+  if (!actualTimeout)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, "aclrtSetOpExecuteTimeOutV2",
+                     "actualTimeout is NULL");
+  /* microseconds; with an interval of 100 ms or more, 0 is the maximum
+   * (not "never": the doc's UINT64_MAX case needs an interval under it) */
+  *actualTimeout = op_set(timeout);
   return ACL_SUCCESS;
 }
 
@@ -481,7 +514,12 @@ aclError aclrtGetOpExecuteTimeout(uint32_t *const timeoutMs) {
   if (!timeoutMs)
     return acl__fail(ACL_ERROR_INVALID_PARAM, "aclrtGetOpExecuteTimeout",
                           "timeoutMs is NULL");
-  *timeoutMs = atomic_load_explicit(&op_exec_timeout_ms, memory_order_relaxed);
+  uint64_t us = atomic_load_explicit(&op_exec_us, memory_order_relaxed);
+  /* CANN: the effective time in ms once set; unset, the default rounded
+   * up to whole ms */
+  *timeoutMs = us ? (uint32_t)(us / 1000u)
+                  : (uint32_t)((OP_INTERVAL_US * OP_MAX_INTERVALS + 999u) /
+                               1000u);
   return ACL_SUCCESS;
 }
 
@@ -489,6 +527,6 @@ aclError aclrtGetOpTimeOutInterval(uint64_t *interval) {
   if (!interval)
     return acl__fail(ACL_ERROR_INVALID_PARAM, "aclrtGetOpTimeOutInterval",
                           "interval is NULL");
-  *interval = 1; /* microseconds */
+  *interval = OP_INTERVAL_US; /* microseconds */
   return ACL_SUCCESS;
 }

@@ -17,7 +17,7 @@
  */
 #include "acl_internal.h"
 
-static pthread_mutex_t res_lock = PTHREAD_MUTEX_INITIALIZER;
+static ACL__MUTEX(res_lock)
 static uint32_t dev_res[ACL__MAX_DEVICES][2]; /* 0 = not set */
 static bool peer[ACL__MAX_DEVICES][ACL__MAX_DEVICES];
 /* The stream whose limits this thread uses (aclrtUseStreamResInCurrentThread). */

@@ -60,6 +60,25 @@ aclError acl__code_of(evrt_status_t st) {
   case EVRT_ERROR_SYSTEM:
   case EVRT_ERROR_INTERNAL:
     return ACL_ERROR_RT_INTERNAL_ERROR;
+  /* capture: CANN's rtErrMap (errcode_manage.cc); a potentially unsafe
+   * call refused is 107030 instead (acl_mdl.c) */
+  case EVRT_ERROR_CAPTURE_UNSUPPORTED:
+    return ACL_ERROR_RT_STREAM_CAPTURED;
+  case EVRT_ERROR_CAPTURE_INVALIDATED:
+    return ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED;
+  case EVRT_ERROR_CAPTURE_MERGE:
+  case EVRT_ERROR_CAPTURE_ISOLATION:
+    return ACL_ERROR_RT_CAPTURE_DEPENDENCY;
+  case EVRT_ERROR_CAPTURE_UNMATCHED:
+    return ACL_ERROR_RT_STREAM_CAPTURE_UNMATCHED;
+  case EVRT_ERROR_CAPTURE_UNJOINED:
+    return ACL_ERROR_RT_STREAM_UNJOINED;
+  case EVRT_ERROR_CAPTURE_IMPLICIT:
+    return ACL_ERROR_RT_STREAM_CAPTURE_IMPLICIT;
+  case EVRT_ERROR_CAPTURE_WRONG_THREAD:
+    return ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD;
+  case EVRT_ERROR_CAPTURE_EVENT:
+    return ACL_ERROR_RT_EVENT_CAPTURED;
   case EVRT_ERROR_TASK_FAILED:
     /* the failing task's own code when it has one (acl__failure_code) */
     return ACL_ERROR_RT_VECTOR_CORE_EXCEPTION;
@@ -101,6 +120,13 @@ aclError acl__st2(evrt_status_t st, evrt_status_t special, aclError code,
   if (st == EVRT_SUCCESS || st == EVRT_NOT_READY)
     return ACL_SUCCESS;
   aclError c = st == special ? code : acl__code_of(st);
+  if (st != special &&
+      (st == EVRT_ERROR_TASK_FAILED || st == EVRT_ERROR_ABORTED)) {
+    /* the failure evrt just reported on this thread: its own code */
+    evrt_task_failure_t f;
+    if (evrt_last_task_failure(&f) == EVRT_SUCCESS && f.status == st)
+      c = acl__failure_code(&f);
+  }
   return acl__fail(c, fn, "%s (%s)", evrt_last_error_message(),
                         evrt_err_name(st));
 }

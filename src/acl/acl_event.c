@@ -211,9 +211,15 @@ static aclError record(const char *fn, aclrtEvent event, aclrtStream stream,
                           "event of device %d recorded on a stream of "
                           "device %d",
                           m.device, sdev);
+  /* (an external record is for capture only: acl_mdl.c) */
+  if (flag == ACL_EVENT_RECORD_EXTERNAL && (r = acl__mdl_capturing(fn, h)))
+    return r;
   if ((r = sticky(fn, id, true, (int)flag)))
     return r;
-  st = evrt_event_record((evrt_event_t)event, h);
+  st = evrt_event_record_with_flags((evrt_event_t)event, h,
+                                    flag == ACL_EVENT_RECORD_EXTERNAL
+                                        ? EVRT_EVENT_RECORD_EXTERNAL
+                                        : EVRT_EVENT_RECORD_DEFAULT);
   return acl__st(st, fn);
 }
 
@@ -224,11 +230,7 @@ aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
 aclError aclrtRecordEventWithFlag(aclrtEvent event, aclrtStream stream,
                                   uint32_t flag) {
   static const char fn[] = "aclrtRecordEventWithFlag";
-  if (flag == ACL_EVENT_RECORD_EXTERNAL)
-    return acl__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, fn,
-                          "ACL_EVENT_RECORD_EXTERNAL is for graph capture, "
-                          "which evrt does not have");
-  if (flag != ACL_EVENT_RECORD_DEFAULT)
+  if (flag != ACL_EVENT_RECORD_DEFAULT && flag != ACL_EVENT_RECORD_EXTERNAL)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "unknown flag 0x%x",
                           flag);
   return record(fn, event, stream, flag);
@@ -252,7 +254,8 @@ static aclError wait_checks(const char *fn, aclrtEvent event, struct meta *m,
 }
 
 static aclError stream_wait(const char *fn, aclrtStream stream,
-                            aclrtEvent event, int64_t timeout_ns) {
+                            aclrtEvent event, int64_t timeout_ns,
+                            uint32_t flag) {
   struct meta m;
   uint64_t id;
   aclError r = wait_checks(fn, event, &m, &id);
@@ -273,10 +276,16 @@ static aclError stream_wait(const char *fn, aclrtStream stream,
                             "the event has not been recorded: call "
                             "aclrtRecordEvent first");
   }
-  if ((r = sticky(fn, id, false, ACL_EVENT_WAIT_DEFAULT)))
+  /* (an external wait is for capture only, with no timeout: acl_mdl.c) */
+  if (flag == ACL_EVENT_WAIT_EXTERNAL && (r = acl__mdl_capturing(fn, h)))
+    return r;
+  if ((r = sticky(fn, id, false, (int)flag)))
     return r;
   evrt_status_t st =
-      timeout_ns >= 0
+      flag == ACL_EVENT_WAIT_EXTERNAL
+          ? evrt_stream_wait_event_with_flags(h, (evrt_event_t)event,
+                                              EVRT_EVENT_WAIT_EXTERNAL)
+      : timeout_ns >= 0
           ? evrt_stream_wait_event_timeout(h, (evrt_event_t)event, timeout_ns)
           : evrt_stream_wait_event(h, (evrt_event_t)event);
   return acl__st(st, fn);
@@ -286,7 +295,7 @@ aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
   unsigned s = atomic_load_explicit(&acl__op_wait_timeout,
                                     memory_order_relaxed);
   return stream_wait("aclrtStreamWaitEvent", stream, event,
-                     s ? (int64_t)s * 1000000000 : -1);
+                     s ? (int64_t)s * 1000000000 : -1, ACL_EVENT_WAIT_DEFAULT);
 }
 
 aclError aclrtStreamWaitEventWithTimeout(aclrtStream stream, aclrtEvent event,
@@ -298,24 +307,21 @@ aclError aclrtStreamWaitEventWithTimeout(aclrtStream stream, aclrtEvent event,
                           (int)timeout);
   /* seconds, as the doc and the official sample use it */
   return stream_wait(fn, stream, event,
-                     timeout ? (int64_t)timeout * 1000000000 : -1);
+                     timeout ? (int64_t)timeout * 1000000000 : -1,
+                     ACL_EVENT_WAIT_DEFAULT);
 }
 
 aclError aclrtStreamWaitEventWithFlag(aclrtStream stream, aclrtEvent event,
                                       uint32_t timeout, uint32_t flag) {
   static const char fn[] = "aclrtStreamWaitEventWithFlag";
-  if (flag == ACL_EVENT_WAIT_EXTERNAL)
-    return acl__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, fn,
-                          "ACL_EVENT_WAIT_EXTERNAL is for graph capture, "
-                          "which evrt does not have");
-  if (flag != ACL_EVENT_WAIT_DEFAULT)
+  if (flag != ACL_EVENT_WAIT_DEFAULT && flag != ACL_EVENT_WAIT_EXTERNAL)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "unknown flag 0x%x",
                           flag);
   if (timeout > INT32_MAX)
     return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
                           "timeout %u s is too large", timeout);
   return stream_wait(fn, stream, event,
-                     timeout ? (int64_t)timeout * 1000000000 : -1);
+                     timeout ? (int64_t)timeout * 1000000000 : -1, flag);
 }
 
 aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream) {
@@ -379,6 +385,12 @@ aclError aclrtQueryEventStatus(aclrtEvent event,
   evrt_event_info_t i = {.struct_size = sizeof i};
   if ((r = info_of(fn, event, &i)))
     return r;
+  /* (pending, or last recorded inside a capture: 107028) */
+  evrt_status_t q = i.state == EVRT_EVENT_STATE_PENDING
+                        ? evrt_event_query((evrt_event_t)event)
+                        : EVRT_SUCCESS;
+  if (q == EVRT_ERROR_CAPTURE_EVENT)
+    return acl__st(q, fn);
   bool done = i.state == EVRT_EVENT_STATE_COMPLETE ||
               (i.state == EVRT_EVENT_STATE_UNRECORDED && m.mode == NEW_MODE);
   *status = done ? ACL_EVENT_RECORDED_STATUS_COMPLETE

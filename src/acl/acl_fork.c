@@ -6,11 +6,16 @@
  * the memory registry's lock at the fork, and the state they guard may be
  * half-written in the child's copy.
  *
- * Every path that takes one of those locks, or reads what they guard,
- * without having called into evrt first passes ACL__ENTER (acl__current,
- * acl__stream, the memory registry, report queues, notifies, contexts,
- * aclFinalize); a path that calls evrt first gets EVRT_ERROR_FORKED from it
- * in the child.  The first pass marks the layer used (seq_cst, before the
+ * The paths of the main families that take one of those locks, or read
+ * what they guard, without having called into evrt first pass ACL__ENTER
+ * (acl__current, acl__stream, memory allocation and release, report
+ * queues, notifies, contexts, aclFinalize); a path that calls evrt first
+ * gets EVRT_ERROR_FORKED from it in the child.  And every global mutex of
+ * the layer (ACL__MUTEX) is re-initialized in the child, so the paths of
+ * the other families (data buffers, allocator descriptors, device limits,
+ * switches, managed and registered host memory, pools, virtual memory),
+ * which keep tables of their own and may not call evrt at all, cannot hang
+ * in a child either: they run on the child's copy of their tables.  The first pass marks the layer used (seq_cst, before the
  * caller takes any lock, so a fork that copies a held lock copies the mark
  * too).  The child handler keeps the mark and adds CHILD; a child of a
  * process that never used the layer asks evrt (which answers FORKED if the
@@ -18,7 +23,26 @@
  */
 #include "acl_internal.h"
 
+#include <stdbool.h>
+
 atomic_uint acl__fork_state;
+
+/* The layer's global mutexes (ACL__MUTEX), registered by constructors (and
+ * one pthread_once); re-initialized in a child. */
+#define MAX_TRACKED 32
+static struct {
+  pthread_mutex_t *m;
+  bool recursive;
+} tracked[MAX_TRACKED];
+static atomic_uint ntracked;
+
+void acl__fork_track(pthread_mutex_t *m, bool recursive) {
+  unsigned i = atomic_fetch_add_explicit(&ntracked, 1, memory_order_relaxed);
+  if (i < MAX_TRACKED) {
+    tracked[i].m = m;
+    tracked[i].recursive = recursive;
+  }
+}
 
 static void atfork_child(void) {
   /* The child's only thread; relaxed. */
@@ -27,6 +51,15 @@ static void atfork_child(void) {
                         (s & ACL__FORK_USED) ? ACL__FORK_USED | ACL__FORK_CHILD
                                              : ACL__FORK_CHILD,
                         memory_order_relaxed);
+  unsigned n = atomic_load_explicit(&ntracked, memory_order_relaxed);
+  for (unsigned i = 0; i < n && i < MAX_TRACKED; i++) {
+    pthread_mutexattr_t a;
+    pthread_mutexattr_init(&a);
+    if (tracked[i].recursive)
+      pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(tracked[i].m, &a);
+    pthread_mutexattr_destroy(&a);
+  }
 }
 
 __attribute__((constructor)) static void install_atfork(void) {

@@ -39,6 +39,7 @@ static void make_lock(void) {
   pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
   pthread_mutex_init(&cb_lock, &a);
   pthread_mutexattr_destroy(&a);
+  acl__fork_track(&cb_lock, true);
 }
 
 static void lock(void) {

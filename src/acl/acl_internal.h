@@ -42,6 +42,20 @@ extern pthread_mutex_t acl__lock;
  * function in a forked child of a process that used the layer; it comes
  * before any lock of the layer on every path that does not call evrt
  * first. */
+/* A global mutex of the layer, defined with ACL__MUTEX(name) (prefix
+ * `static` for a file's own): the child handler re-initializes every one,
+ * so that no path of a forked child that does not pass ACL__ENTER can wait
+ * for a thread of the parent that does not exist there.  (The state it
+ * guards may have been caught mid-update by the fork: ACL__ENTER, on the
+ * paths of the main families, keeps the child from reading it.) */
+#define ACL__MUTEX(name)                                                       \
+  pthread_mutex_t name = PTHREAD_MUTEX_INITIALIZER;                            \
+  __attribute__((constructor)) static void acl__track_##name(void) {           \
+    acl__fork_track(&name, false);                                             \
+  }
+/* Register a mutex for re-initialization in a forked child (recursive:
+ * with that type). */
+void acl__fork_track(pthread_mutex_t *m, bool recursive);
 #define ACL__FORK_USED 1u
 #define ACL__FORK_CHILD 2u
 extern atomic_uint acl__fork_state;
@@ -99,14 +113,15 @@ aclError acl__current(const char *fn, struct acl__ctx **ctx);
 struct acl__ctx *acl__current_quiet(void);
 
 /* ----------------------------------------------------------- streams */
-struct acl__report_queue;
+struct acl__sub;
 struct acl__stream {
   struct acl__ctx *ctx;
   evrt_stream_t handle;
   uint32_t flags, priority;
   uint64_t failure_mode;
   uint64_t seen_wait_failures;
-  struct acl__report_queue *sub; /* subscribed report thread or NULL */
+  /* aclrtSubscribeReport / aclrtSubscribeHostFunc (acl_callback.c) */
+  struct acl__sub *sub, *hsub;
   bool is_default;
   /* aclrtSetStreamResLimit: per aclrtDevResLimitType, 0 = not set */
   uint32_t res_limit[2];
@@ -126,6 +141,14 @@ aclError acl__stream_locked(const char *fn, aclrtStream s,
 int acl__stream_add(evrt_stream_t h, struct acl__ctx *ctx,
                          uint32_t flags, uint32_t priority, bool is_default);
 
+/* A stream's metadata left the table (destroy, device reset): release
+ * its subscriptions and their queued callbacks (acl_callback.c).  Takes
+ * acl__lock: call without it. */
+void acl__stream_detach(struct acl__stream *m);
+/* The same for every stream of a context being reset (their metadata stays
+ * in the table).  Takes acl__lock. */
+void acl__ctx_detach(struct acl__ctx *ctx);
+
 /* ------------------------------------------------------------ memory */
 /* Every block the layer hands out or is told about is in one registry of
  * address ranges (acl_memory.c, its own leaf mutex), with its kind and its
@@ -137,17 +160,23 @@ enum acl__mem_kind {
   ACL__MEM_REGISTERED = 3, /* aclrtHostRegister: the caller's memory */
   ACL__MEM_VIRTUAL = 4,    /* aclrtReserveMemAddress ranges */
   ACL__MEM_POOL = 5,       /* blocks of aclrtMemPool* pools */
+  ACL__MEM_IMPORTED = 6,   /* aclrtIpcMemImportByKey (acl_ipcmem.c) */
 };
 struct acl__blk {
   uintptr_t start;
   size_t size;
   uint8_t kind; /* enum acl__mem_kind */
   int device;
+  bool shared; /* evrt interprocess memory (acl_memory.c: device blocks of a
+                  page or more; imported ones) */
 };
 /* The block holding [p, p+n) (copied out), or false. */
 bool acl__mem_find(const void *p, size_t n, struct acl__blk *out);
 /* Add a block: 0, 1 if it overlaps a known block, -1 out of memory. */
 int acl__mem_track(void *p, size_t size, unsigned kind, int device);
+/* Same, saying whether it is evrt interprocess memory. */
+int acl__mem_track_shared(void *p, size_t size, unsigned kind, int device,
+                          bool shared);
 /* Remove the block starting exactly at p with that kind (copied out): 0 or
  * -1 if there is none. */
 int acl__mem_untrack(const void *p, unsigned kind, struct acl__blk *out);
@@ -205,7 +234,38 @@ uint32_t acl__stream_overflow_switch(aclrtStream s);
 aclError acl__notify_init(const char *config, size_t len);
 aclError acl__notify_finalize(void);
 
+/* Is p in memory this process exported or imported (acl_ipcmem.c)? */
+bool acl__ipc_mem_shared(const void *p);
+
+/* ---------------------------------------------- failures (acl_failure.c) */
+/* The aclError a failed or aborted task is reported with. */
+aclError acl__failure_code(const evrt_task_failure_t *f);
+/* Install the layer's evrt failure callback (exception info callbacks,
+ * aclrtGetErrorVerbose); idempotent.  Called when a device is set. */
+void acl__failure_init(void);
+/* A synchronize of h returned st (EVRT_ERROR_TASK_FAILED or
+ * EVRT_ERROR_ABORTED): clear the stream's error (it has been reported) and
+ * return its ACL code. */
+aclError acl__task_error(evrt_stream_t h, evrt_status_t st, const char *fn);
+/* aclrtRegStreamStateCallback's callbacks (no lock held). */
+void acl__stream_state(aclrtStream stream, int state);
+/* Clear the pending task errors of the device's ACL streams (a device
+ * synchronize reported one). */
+void acl__clear_device_errors(int device);
+
 /* Seconds; 0 = stream waits never time out. */
 extern atomic_uint acl__op_wait_timeout;
+
+/* ------------------------------------------- capture, models (acl_mdl.c) */
+/* 107029 unless stream h is capturing (external records and waits). */
+aclError acl__mdl_capturing(const char *fn, evrt_stream_t h);
+/* A potentially unsafe call (synchronous copies and fills): `code` if the
+ * capture modes refuse it now (the captures that refuse it are
+ * invalidated, evrt_capture_unsafe_call). */
+aclError acl__mdl_unsafe(const char *fn, aclError code);
+/* aclrtMemcpyAsync that would block (plain host memory) on stream h: on a
+ * capturing stream it is refused (107041) or, allowed, captured without
+ * blocking (*sync cleared). */
+aclError acl__mdl_blocking_copy(const char *fn, evrt_stream_t h, bool *sync);
 
 #endif

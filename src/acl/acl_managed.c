@@ -39,7 +39,7 @@ struct managed {
   struct granule g[];
 };
 
-static pthread_mutex_t man_lock = PTHREAD_MUTEX_INITIALIZER;
+static ACL__MUTEX(man_lock)
 static struct managed *blocks;
 
 /* ----------------------------------------------------------- allocation */

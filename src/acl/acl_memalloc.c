@@ -154,7 +154,7 @@ struct reg {
   size_t size;
   struct reg *next;
 };
-static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static ACL__MUTEX(reg_lock)
 static struct reg *regs;
 
 static struct reg *reg_find_locked(uintptr_t p, size_t n) {

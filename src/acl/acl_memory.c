@@ -2,10 +2,27 @@
  * acl_memory.c - aclrtMalloc/aclrtMallocHost/aclrtFree/aclrtFreeHost and the
  * copy and set calls.  "Device" memory is host memory here.  Every block is
  * kept in a registry (a tree of address ranges under its own mutex) so that
- * aclrtFree rejects pointers it did not hand out, and so that
- * aclrtMemcpyAsync can tell pinned host memory (from aclrtMallocHost: the
- * copy is asynchronous) from plain host memory (the call returns only after
- * the copy is done, as the ACL doc says).
+ * aclrtFree rejects pointers it did not hand out, the copy and set calls
+ * refuse device pointers the layer never handed out (ACL's invalid-parameter
+ * error instead of a crash: issue 13 item 2), and aclrtMemcpyAsync can tell
+ * pinned host memory (from aclrtMallocHost: the copy is asynchronous) from
+ * plain host memory (the call returns only after the copy is done, as the
+ * ACL doc says).
+ *
+ * Device blocks of a page or more are evrt interprocess memory
+ * (evrt_ipc_mem_alloc), so that aclrtIpcMemGetExportKey can share them
+ * (acl_ipcmem.c); smaller ones, and every block when no shareable memory
+ * can be had, come from the heap.
+ *
+ * Freeing (issue 13 item 12).  CANN documents that aclrtFree releases at
+ * once, with no device or stream synchronization and without waiting for
+ * the tasks that use the block: the program must not touch it afterwards.
+ * Here the pointer is invalid for the layer at once (a second free, a copy
+ * or a set on it fail; EVRT_CHECK reports later accesses), but the memory
+ * itself is released only when every stream has passed what was enqueued
+ * before the free (evrt_device_launch_host_func): a copy or kernel queued
+ * before the free reads or writes memory that is still mapped, as it would
+ * on the device.
  */
 #include "acl_internal.h"
 
@@ -14,7 +31,7 @@
 #include <string.h>
 
 static void *tree;
-static pthread_mutex_t mem_lock = PTHREAD_MUTEX_INITIALIZER;
+static ACL__MUTEX(mem_lock)
 
 /* Ranges compare equal when they overlap, so a one-byte key finds the block
  * holding an interior pointer. */
@@ -29,10 +46,12 @@ static int cmp(const void *a, const void *b) {
 
 /* The registered block containing [p, p+n), or NULL. Copies it out. */
 static bool find(const void *p, size_t n, struct acl__blk *out) {
-  struct acl__blk key = {(uintptr_t)p, 1, 0, 0};
+  struct acl__blk key = {.start = (uintptr_t)p, .size = 1};
   pthread_mutex_lock(&mem_lock);
   struct acl__blk **hit = tfind(&key, &tree, cmp);
-  bool ok = hit && (uintptr_t)p + n <= (*hit)->start + (*hit)->size;
+  /* p is in the block: n must fit in what is left of it (no overflow) */
+  bool ok = hit && (uintptr_t)p >= (*hit)->start &&
+            n <= (*hit)->size - ((uintptr_t)p - (*hit)->start);
   if (ok)
     *out = **hit;
   pthread_mutex_unlock(&mem_lock);
@@ -50,12 +69,21 @@ static int alloc_device(void) {
 }
 
 int acl__mem_track(void *p, size_t size, unsigned kind, int device) {
+  return acl__mem_track_shared(p, size, kind, device, false);
+}
+
+int acl__mem_track_shared(void *p, size_t size, unsigned kind, int device,
+                          bool shared) {
   struct acl__blk *b = malloc(sizeof *b);
   if (!b)
     return -1;
-  *b = (struct acl__blk){(uintptr_t)p, size, (uint8_t)kind, device};
+  *b = (struct acl__blk){.start = (uintptr_t)p,
+                         .size = size,
+                         .kind = (uint8_t)kind,
+                         .device = device,
+                         .shared = shared};
   pthread_mutex_lock(&mem_lock);
-  struct acl__blk key = {(uintptr_t)p, size ? size : 1, 0, 0};
+  struct acl__blk key = {.start = (uintptr_t)p, .size = size ? size : 1};
   bool clash = tfind(&key, &tree, cmp) != NULL;
   void *ins = clash ? NULL : tsearch(b, &tree, cmp);
   pthread_mutex_unlock(&mem_lock);
@@ -67,7 +95,7 @@ int acl__mem_track(void *p, size_t size, unsigned kind, int device) {
 }
 
 int acl__mem_untrack(const void *p, unsigned kind, struct acl__blk *out) {
-  struct acl__blk key = {(uintptr_t)p, 1, 0, 0};
+  struct acl__blk key = {.start = (uintptr_t)p, .size = 1};
   pthread_mutex_lock(&mem_lock);
   struct acl__blk **hit = tfind(&key, &tree, cmp);
   struct acl__blk *b = hit ? *hit : NULL;
@@ -105,12 +133,19 @@ aclError acl__mem_alloc_on(const char *fn, void **ptr, size_t size,
   /* The doc: size rounded up to 32 bytes plus 32, start 64-byte aligned. */
   size_t real = ((size + 31) & ~(size_t)31) + (pad ? 32 : 0);
   real = (real + 63) & ~(size_t)63; /* aligned_alloc wants a multiple */
-  void *p = aligned_alloc(64, real);
+  void *p = NULL;
+  bool shared = kind == ACL__MEM_DEVICE && size >= 4096 &&
+                evrt_ipc_mem_alloc(real, &p) == EVRT_SUCCESS;
+  if (!shared)
+    p = aligned_alloc(64, real);
   if (!p)
     return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn,
                           "cannot allocate %zu bytes", size);
-  if (acl__mem_track(p, real, kind, device)) {
-    free(p);
+  if (acl__mem_track_shared(p, real, kind, device, shared)) {
+    if (shared)
+      evrt_ipc_mem_free(p);
+    else
+      free(p);
     return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
   }
   evrt_check_alloc(p, real); /* EVRT_CHECK: a new block */
@@ -118,20 +153,40 @@ aclError acl__mem_alloc_on(const char *fn, void **ptr, size_t size,
   return ACL_SUCCESS;
 }
 
+/* Runs once every stream has passed what was enqueued before the free. */
+static void release_blk(void *arg) {
+  struct acl__blk *b = arg;
+  if (b->shared)
+    evrt_ipc_mem_free((void *)b->start);
+  else
+    free((void *)b->start);
+  free(b);
+}
+
 static aclError release(const char *fn, void *p, bool host) {
   ACL__ENTER(fn);
   if (!p)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "pointer is NULL");
-  struct acl__blk b;
-  if (acl__mem_untrack(p, host ? ACL__MEM_HOST : ACL__MEM_DEVICE, &b)) {
+  struct acl__blk *b = malloc(sizeof *b);
+  if (!b)
+    return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
+  if (acl__mem_untrack(p, host ? ACL__MEM_HOST : ACL__MEM_DEVICE, b)) {
     /* aclrtFree also frees aclrtMemAllocManaged memory */
-    if (host || acl__mem_untrack(p, ACL__MEM_MANAGED, &b))
+    if (host || acl__mem_untrack(p, ACL__MEM_MANAGED, b)) {
+      free(b);
       return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
                             "%p was not returned by %s (or was freed already)",
                             p, host ? "aclrtMallocHost" : "aclrtMalloc");
+    }
     acl__managed_forget(p);
   }
-  evrt_check_free(p, b.size, free); /* EVRT_CHECK: frees p (quarantined) */
+  /* Freed for the program (and EVRT_CHECK) now; the memory itself when
+   * the tasks enqueued before this call can no longer touch it (top of
+   * file). */
+  evrt_check_free(p, b->size, NULL);
+  if (evrt_device_launch_host_func(EVRT_DEVICE_ALL, release_blk, b) !=
+      EVRT_SUCCESS)
+    release_blk(b); /* no memory to defer: release now (as CANN does) */
   return ACL_SUCCESS;
 }
 
@@ -169,18 +224,63 @@ static aclError copy_checks(const char *fn, void *dst, size_t destMax,
                           destMax);
   if (kind < ACL_MEMCPY_HOST_TO_HOST || kind > ACL_MEMCPY_INTER_DEVICE_TO_DEVICE)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "unknown kind %d", kind);
+  /* The device side(s) the kind names must be memory the layer knows as
+   * device memory (any block but aclrtMallocHost's), for the whole count:
+   * a stray pointer is ACL's invalid parameter, not a crash (issue 13 item
+   * 2).  Host pointers cannot be checked. */
+  bool dev_dst = kind == ACL_MEMCPY_HOST_TO_DEVICE ||
+                 kind == ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE ||
+                 kind == ACL_MEMCPY_DEVICE_TO_DEVICE ||
+                 kind == ACL_MEMCPY_INNER_DEVICE_TO_DEVICE ||
+                 kind == ACL_MEMCPY_INTER_DEVICE_TO_DEVICE;
+  bool dev_src = kind == ACL_MEMCPY_DEVICE_TO_HOST ||
+                 kind == ACL_MEMCPY_DEVICE_TO_DEVICE ||
+                 kind == ACL_MEMCPY_INNER_DEVICE_TO_DEVICE ||
+                 kind == ACL_MEMCPY_INTER_DEVICE_TO_DEVICE;
+  struct acl__blk b;
+  if (dev_dst && !(find(dst, count, &b) && b.kind != ACL__MEM_HOST))
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
+                     "dst %p (%zu bytes) is not device memory from "
+                     "aclrtMalloc (kind %d names a device destination)",
+                     dst, count, kind);
+  if (dev_src && !(find(src, count, &b) && b.kind != ACL__MEM_HOST))
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
+                     "src %p (%zu bytes) is not device memory from "
+                     "aclrtMalloc (kind %d names a device source)",
+                     src, count, kind);
+  return ACL_SUCCESS;
+}
+
+/* aclrtMemset's pointer: memory the layer knows, for count bytes. */
+static aclError set_checks(const char *fn, void *p, size_t max, size_t count) {
+  if (!p)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "devPtr is NULL");
+  if (count > max)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
+                     "count %zu is larger than maxCount %zu", count, max);
+  struct acl__blk b;
+  if (!find(p, count, &b))
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
+                     "devPtr %p (%zu bytes) is not memory from aclrtMalloc "
+                     "or aclrtMallocHost",
+                     p, count);
   return ACL_SUCCESS;
 }
 
 aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
                      aclrtMemcpyKind kind) {
   aclError r = copy_checks("aclrtMemcpy", dst, destMax, src, count, (int)kind);
-  if (r)
+  if (r || (r = acl__mdl_unsafe("aclrtMemcpy",
+                                ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT)))
     return r;
   evrt_check_access(src, count, EVRT_CHECK_READ); /* EVRT_CHECK */
   evrt_check_access(dst, count, EVRT_CHECK_WRITE);
-  if (count)
+  /* At once, with no implicit synchronization (CANN's doc): work queued
+   * on the blocks still runs after (docs/acl.md). */
+  if (count) {
     memmove(dst, src, count);
+    evrt_value_notify(dst, count); /* aclrtValueWait on these bytes */
+  }
   return ACL_SUCCESS;
 }
 
@@ -208,6 +308,10 @@ aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
     sync = !find(dst, count, &b);
   else if (kind == ACL_MEMCPY_DEFAULT)
     sync = !find(src, count, &b) || !find(dst, count, &b);
+  /* A blocking copy is potentially unsafe during a capture; allowed, it is
+   * captured without the synchronize (acl_mdl.c). */
+  if (sync && (r = acl__mdl_blocking_copy(fn, h, &sync)))
+    return r;
   evrt_status_t st = evrt_memcpy_async(h, dst, src, count);
   if (st == EVRT_SUCCESS && sync)
     st = evrt_stream_synchronize(h);
@@ -217,28 +321,26 @@ aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
 aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value,
                      size_t count) {
   static const char fn[] = "aclrtMemset";
-  if (!devPtr)
-    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "devPtr is NULL");
-  if (count > maxCount)
-    return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
-                          "count %zu is larger than maxCount %zu", count,
-                          maxCount);
+  aclError r = set_checks(fn, devPtr, maxCount, count);
+  if (r)
+    return r;
+  r = acl__mdl_unsafe(fn, ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT);
+  if (r)
+    return r;
   evrt_check_access(devPtr, count, EVRT_CHECK_WRITE); /* EVRT_CHECK */
   memset(devPtr, value, count);
+  evrt_value_notify(devPtr, count); /* aclrtValueWait on these bytes */
   return ACL_SUCCESS;
 }
 
 aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value,
                           size_t count, aclrtStream stream) {
   static const char fn[] = "aclrtMemsetAsync";
-  if (!devPtr)
-    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "devPtr is NULL");
-  if (count > maxCount)
-    return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
-                          "count %zu is larger than maxCount %zu", count,
-                          maxCount);
+  aclError r = set_checks(fn, devPtr, maxCount, count);
+  if (r)
+    return r;
   evrt_stream_t h;
-  aclError r = acl__stream(fn, stream, &h);
+  r = acl__stream(fn, stream, &h);
   if (r)
     return r;
   return acl__st(evrt_memset_async(h, devPtr, value, count), fn);

@@ -55,7 +55,7 @@ struct pool {
   struct pool *next;
 };
 
-static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static ACL__MUTEX(pool_lock)
 static struct pool *pools;
 static struct acl__map *by_ptr; /* block start -> struct pblock */
 

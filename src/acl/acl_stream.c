@@ -92,6 +92,7 @@ aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority,
     return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
   }
   *stream = (aclrtStream)h;
+  acl__stream_state(*stream, ACL_RT_STREAM_STATE_CREATE_POST);
   return ACL_SUCCESS;
 }
 
@@ -121,7 +122,10 @@ static aclError destroy(const char *fn, aclrtStream stream, bool wait) {
                                         "aclrtCreateStream");
   }
   pthread_mutex_unlock(&acl__lock);
-  if (wait && (st = evrt_stream_synchronize(h)))
+  acl__stream_state(stream, ACL_RT_STREAM_STATE_DESTROY_PRE);
+  /* A failed task's error goes with the stream. */
+  if (wait && (st = evrt_stream_synchronize(h)) &&
+      st != EVRT_ERROR_TASK_FAILED && st != EVRT_ERROR_ABORTED)
     return acl__st(st, fn);
   pthread_mutex_lock(&acl__lock);
   m = acl__map_del(&acl__streams, id);
@@ -131,6 +135,7 @@ static aclError destroy(const char *fn, aclrtStream stream, bool wait) {
   if (!m) /* another thread destroyed it meanwhile */
     return acl__fail(ACL_ERROR_RT_INVALID_HANDLE, fn,
                           "stream %p already destroyed", stream);
+  acl__stream_detach(m); /* queued callbacks are released, not run */
   free(m);
   return acl__st(evrt_stream_destroy(h), fn);
 }
@@ -175,6 +180,8 @@ aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout) 
     return r;
   evrt_status_t st = evrt_stream_synchronize_timeout(
       h, timeout < 0 ? -1 : (int64_t)timeout * 1000000);
+  if (st == EVRT_ERROR_TASK_FAILED || st == EVRT_ERROR_ABORTED)
+    return acl__task_error(h, st, fn); /* reported: cleared */
   if (st)
     return acl__st2(st, EVRT_ERROR_TIMEOUT,
                          ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, fn);
@@ -188,6 +195,8 @@ aclError aclrtSynchronizeStream(aclrtStream stream) {
   if (r)
     return r;
   evrt_status_t st = evrt_stream_synchronize(h);
+  if (st == EVRT_ERROR_TASK_FAILED || st == EVRT_ERROR_ABORTED)
+    return acl__task_error(h, st, fn); /* reported: cleared */
   if (st)
     return acl__st(st, fn);
   return report_wait_failures(fn, h);
@@ -224,7 +233,37 @@ aclError aclrtSetStreamFailureMode(aclrtStream stream, uint64_t mode) {
   if (m)
     m->failure_mode = mode;
   pthread_mutex_unlock(&acl__lock);
-  return ACL_SUCCESS;
+  /* evrt skips the stream's tasks after a failure until it is cleared */
+  return acl__st(evrt_stream_set_failure_mode(
+                     h, mode == ACL_STOP_ON_FAILURE ? EVRT_FAILURE_STOP
+                                                    : EVRT_FAILURE_CONTINUE),
+                 fn);
+}
+
+struct dev_streams {
+  int device;
+  evrt_stream_t *v;
+  size_t n, cap;
+};
+static void collect_dev(uint64_t id, void *val, void *arg) {
+  (void)id;
+  struct acl__stream *m = val;
+  struct dev_streams *d = arg;
+  if (m->ctx->device == d->device && d->n < d->cap)
+    d->v[d->n++] = m->handle;
+}
+
+void acl__clear_device_errors(int device) {
+  struct dev_streams d = {.device = device, .cap = 4096};
+  d.v = malloc(d.cap * sizeof *d.v);
+  if (!d.v)
+    return;
+  pthread_mutex_lock(&acl__lock);
+  acl__map_each(acl__streams, collect_dev, &d);
+  pthread_mutex_unlock(&acl__lock);
+  for (size_t i = 0; i < d.n; i++)
+    evrt_stream_clear_error(d.v[i], NULL); /* destroyed meanwhile: fine */
+  free(d.v);
 }
 
 aclError aclrtStreamGetId(aclrtStream stream, int32_t *streamId) {

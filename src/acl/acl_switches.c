@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static pthread_mutex_t sw_lock = PTHREAD_MUTEX_INITIALIZER;
+static ACL__MUTEX(sw_lock)
 static int sat_mode_set[ACL__MAX_DEVICES]; /* 0 = default, else mode + 1 */
 /* relaxed is enough: the word carries no other data, and the tasks that
  * read and write it are ordered by their streams */

@@ -521,15 +521,5 @@ aclError aclrtGetPhyDevIdByUserDevId(const int32_t userDevId,
 
 /* -------------------------------------------------------------- errors */
 
-/* A virtual device has no hardware faults: ACL_RT_NO_ERROR, nothing to
- * repair, no detail. */
-aclError aclrtGetErrorVerbose(int32_t deviceId, aclrtErrorInfo *errorInfo) {
-  static const char fn[] = "aclrtGetErrorVerbose";
-  if (!errorInfo)
-    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "errorInfo is NULL");
-  if (!acl__device_ok(deviceId))
-    return acl__bad_device(fn, deviceId, ACL_ERROR_RT_INVALID_DEVICEID);
-  memset(errorInfo, 0, sizeof *errorInfo);
-  errorInfo->errorType = ACL_RT_NO_ERROR;
-  return ACL_SUCCESS;
-}
+/* aclrtGetErrorVerbose is in acl_failure.c: it reports the device's last
+ * task failure. */

@@ -80,7 +80,7 @@ struct reserve {
   struct reserve *next;
 };
 
-static pthread_mutex_t vmm_lock = PTHREAD_MUTEX_INITIALIZER;
+static ACL__MUTEX(vmm_lock)
 static struct phys *phys_list;
 static struct reserve *reserves;
 

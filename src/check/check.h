@@ -16,7 +16,9 @@
  *  - a record makes a generation whose clock is the stream's clock after
  *    the item it targets (captured when that item ends: pending until then)
  *    joined with the recording thread's clock; a wait joins it when the
- *    waiting stream passes the wait (item_end), whenever it was bound.
+ *    waiting stream passes the wait (item_end), whenever it was bound.  A
+ *    wait on a stream position that no event names (graph replay, device
+ *    host functions) gets such a generation of its own.
  *  - a completed synchronize, a query that returned complete and a device
  *    synchronize join what they observed into the calling thread.
  *  - accesses are checked against interval shadow memory (shadow.c).
@@ -59,6 +61,21 @@ void evrt__check_stream_new(struct evrt__stream *s);
 /* stream.c: the item about to be linked on s (no lock held): its check
  * record (enqueuer's clock, call site), stored in it->check. */
 void *evrt__check_enqueue(struct evrt__stream *s, const struct evrt__item *it);
+/* graph_exec.c, on the worker of stream `by` running a graph launch: the
+ * check record of an item it puts on lane stream s, carrying by's clock
+ * (as an enqueue by a host function of `by` would). */
+void *evrt__check_enqueue_by(struct evrt__stream *by, struct evrt__stream *s,
+                             const struct evrt__item *it);
+/* graph_exec.c, on the worker that owns s: s learns the clock of src after
+ * its item target, which has ended (a launch after the previous one's
+ * end). */
+void evrt__check_join_after(struct evrt__stream *s, struct evrt__stream *src,
+                            uint64_t target);
+/* capture.c: the call site of a work item captured as a graph node (kept in
+ * the node); graph_exec.c: the check record of a replayed node, with that
+ * site (reports name where the node was captured). */
+uint32_t evrt__check_node_site(void);
+void *evrt__check_node(uint32_t site);
 /* stream.c: the enqueue failed after evrt__check_enqueue (NULL is fine). */
 void evrt__check_discard(void *check);
 /* stream.c: the stream was named (for reports). */
@@ -68,9 +85,10 @@ void evrt__check_stream_name(struct evrt__stream *s, const char *name);
 void evrt__check_item_begin(struct evrt__stream *s, struct evrt__item *it);
 void evrt__check_item_end(struct evrt__stream *s, struct evrt__item *it);
 void evrt__check_item_parked(struct evrt__stream *s, struct evrt__item *it);
-/* event.c, under the event lock: a record of generation rec_no targeting
+/* event.c and ipc_proto.c (under the event lock, or after it with the id
+ * read under it): a record of event ev_id's generation rec_no targeting
  * (s, target). */
-void evrt__check_record(struct evrt__event *e, struct evrt__stream *s,
+void evrt__check_record(uint64_t ev_id, struct evrt__stream *s,
                         uint64_t rec_no, uint64_t target);
 /* event.c, under the event lock: a wait satisfied at the call on an idle
  * stream (no item): the stream's later items are ordered after it. */

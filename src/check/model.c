@@ -347,28 +347,13 @@ static struct evrt__cgen *gen_find(uint64_t ev_id, uint64_t rec_no) {
   return g;
 }
 
-void evrt__check_record(struct evrt__event *e, struct evrt__stream *s,
-                        uint64_t rec_no, uint64_t target) {
-  struct evrt__cstream *cs = s->check;
-  struct ctls *t = ctls();
-  struct cevent *ce = cevent_of(e->id, true);
-  struct evrt__cgen *g = calloc(1, sizeof *g);
-  if (!cs || !t || !ce || !g) {
-    free(g);
-    evrt__check_oom();
-    return;
-  }
-  atomic_init(&g->ref, 1); /* the ring's */
-  g->ev_id = e->id;
-  g->rec_no = rec_no;
-  g->cs = cs;
-  g->target = target;
-  g->site = evrt__site_capture();
-  g->hvc = ctx_share(t);
+/* Fill g's stream part from cs at g->target: now if that item has ended,
+ * else when it ends (item_end takes it off cs->pending). */
+static void gen_capture(struct evrt__cstream *cs, struct evrt__cgen *g) {
   evrt__spin_lock(&cs->lock);
   g->stream_id = cs->id;
-  if (cs->end_seq >= target) {
-    g->svc = vc_at_locked(cs, target);
+  if (cs->end_seq >= g->target) {
+    g->svc = vc_at_locked(cs, g->target);
   } else {
     /* the worker fills it when item `target` ends (item_end) */
     atomic_fetch_add_explicit(&g->ref, 1, memory_order_relaxed);
@@ -376,14 +361,56 @@ void evrt__check_record(struct evrt__event *e, struct evrt__stream *s,
     cs->pending = g;
   }
   evrt__spin_unlock(&cs->lock);
+}
+
+/* A wait on a position of stream src that no event names (graph replay's
+ * waits across lanes and on a launch's end, src/graph_exec.c; the waits
+ * of evrt_device_launch_host_func): a generation of src at target, held
+ * by the wait alone, as if an event had been recorded there. */
+static struct evrt__cgen *gen_at(struct evrt__stream *src, uint64_t target,
+                                 uint32_t site) {
+  struct evrt__cstream *cs = src->check;
+  struct evrt__cgen *g = cs ? calloc(1, sizeof *g) : NULL;
+  if (!g) {
+    if (cs)
+      evrt__check_oom();
+    return NULL;
+  }
+  atomic_init(&g->ref, 1); /* the wait's */
+  g->cs = cs;
+  g->target = target;
+  g->site = site;
+  gen_capture(cs, g);
+  return g;
+}
+
+void evrt__check_record(uint64_t ev_id, struct evrt__stream *s,
+                        uint64_t rec_no, uint64_t target) {
+  struct evrt__cstream *cs = s->check;
+  struct ctls *t = ctls();
+  struct cevent *ce = cevent_of(ev_id, true);
+  struct evrt__cgen *g = calloc(1, sizeof *g);
+  if (!cs || !t || !ce || !g) {
+    free(g);
+    evrt__check_oom();
+    return;
+  }
+  atomic_init(&g->ref, 1); /* the ring's */
+  g->ev_id = ev_id;
+  g->rec_no = rec_no;
+  g->cs = cs;
+  g->target = target;
+  g->site = evrt__site_capture();
+  g->hvc = ctx_share(t);
+  gen_capture(cs, g);
   evrt__spin_lock(&ce->lock);
-  if (ce->ev_id != e->id) {
+  if (ce->ev_id != ev_id) {
     /* a new incarnation of the slot: the old one's generations go */
     for (int i = 0; i < CGEN_RING; i++) {
       evrt__cgen_unref(ce->ring[i]);
       ce->ring[i] = NULL;
     }
-    ce->ev_id = e->id;
+    ce->ev_id = ev_id;
   }
   struct evrt__cgen *old = ce->ring[rec_no % CGEN_RING];
   ce->ring[rec_no % CGEN_RING] = g;
@@ -396,10 +423,12 @@ static void join_gen_into(struct evrt__cstream *cs, struct evrt__cgen *g) {
   cvc_t *sv = gen_svc(g);
   evrt__spin_lock(&cs->lock);
   bool ok = evrt__cvc_join(&cs->vc, sv) && evrt__cvc_join(&cs->vc, g->hvc);
-  cs->lw_ev = g->ev_id;
-  cs->lw_gen = g->rec_no;
-  cs->lw_src = g->stream_id;
-  cs->lw_target = g->target;
+  if (g->ev_id) { /* (a position no event names is not one for reports) */
+    cs->lw_ev = g->ev_id;
+    cs->lw_gen = g->rec_no;
+    cs->lw_src = g->stream_id;
+    cs->lw_target = g->target;
+  }
   evrt__spin_unlock(&cs->lock);
   evrt__cvc_unref(sv);
   if (!ok)
@@ -480,7 +509,7 @@ void evrt__check_stream_name(struct evrt__stream *s, const char *name) {
   evrt__spin_unlock(&cs->lock);
 }
 
-void *evrt__check_enqueue(struct evrt__stream *s, const struct evrt__item *it) {
+static void *enqueue_rec(struct evrt__stream *by, const struct evrt__item *it) {
   struct ctls *t = ctls();
   struct evrt__citem *ci = malloc(sizeof *ci);
   if (!t || !ci) {
@@ -488,16 +517,63 @@ void *evrt__check_enqueue(struct evrt__stream *s, const struct evrt__item *it) {
     evrt__check_oom();
     return NULL;
   }
-  ci->vc = ctx_share(t);
+  struct evrt__cstream *bcs = by ? by->check : NULL;
+  if (bcs) {
+    evrt__spin_lock(&bcs->lock);
+    ci->vc = evrt__cvc_ref(bcs->vc);
+    evrt__spin_unlock(&bcs->lock);
+  } else {
+    ci->vc = ctx_share(t);
+  }
   ci->site = evrt__site_capture();
   ci->gen = NULL;
   /* A wait bound now (rule 3) holds its generation; the caller holds the
-   * event lock, so it is the event's latest. */
+   * event lock, so it is the event's latest.  A wait on a stream position
+   * without an event gets a generation of its own. */
   if (it->kind == EVRT__ITEM_WAIT && it->dep_kind == EVRT__DEP_STREAM &&
       it->u.ev.src)
-    ci->gen = gen_find(it->u.ev.ev_id, it->u.ev.rec_no);
-  (void)s;
+    ci->gen = it->u.ev.ev_id
+                  ? gen_find(it->u.ev.ev_id, it->u.ev.rec_no)
+                  : gen_at(it->u.ev.src, it->u.ev.target, ci->site);
   return ci;
+}
+
+void *evrt__check_enqueue(struct evrt__stream *s, const struct evrt__item *it) {
+  (void)s;
+  return enqueue_rec(NULL, it);
+}
+
+void *evrt__check_enqueue_by(struct evrt__stream *by, struct evrt__stream *s,
+                             const struct evrt__item *it) {
+  (void)s;
+  return enqueue_rec(by, it);
+}
+
+uint32_t evrt__check_node_site(void) { return evrt__site_capture(); }
+
+void *evrt__check_node(uint32_t site) {
+  struct evrt__citem *ci = calloc(1, sizeof *ci);
+  if (!ci)
+    evrt__check_oom();
+  else
+    ci->site = site;
+  return ci;
+}
+
+void evrt__check_join_after(struct evrt__stream *s, struct evrt__stream *src,
+                            uint64_t target) {
+  struct evrt__cstream *cs = s->check, *scs = src->check;
+  if (!cs || !scs)
+    return;
+  evrt__spin_lock(&scs->lock);
+  cvc_t *v = scs->end_seq >= target ? vc_at_locked(scs, target) : NULL;
+  evrt__spin_unlock(&scs->lock);
+  evrt__spin_lock(&cs->lock);
+  bool ok = evrt__cvc_join(&cs->vc, v);
+  evrt__spin_unlock(&cs->lock);
+  evrt__cvc_unref(v);
+  if (!ok)
+    evrt__check_oom();
 }
 
 static void mem_access(struct evrt__cstream *cs, struct evrt__item *it,
@@ -692,27 +768,40 @@ void evrt__check_observe_event(struct evrt__event *e) {
   struct cevent *ce = cevent_of(id, false);
   if (!ce)
     return;
-  /* The newest complete generation: the one the caller saw complete, or a
-   * later one that completed since (which can only hide a race). */
-  struct evrt__cgen *best = NULL;
+  /* The newest generation captured: the one the caller saw complete, or a
+   * later one captured since (which can only hide a race).  Captured, not
+   * done_seq past its target: an interprocess record completes its shared
+   * slot while its item runs, after its capture and before done_seq. */
+  struct evrt__cgen *gs[CGEN_RING];
+  int n = 0;
   evrt__spin_lock(&ce->lock);
   if (ce->ev_id == id)
-    for (int i = 0; i < CGEN_RING; i++) {
-      struct evrt__cgen *g = ce->ring[i];
-      if (g && (!best || g->rec_no > best->rec_no) &&
-          evrt__done(g->cs->s) >= g->target)
-        best = g;
-    }
-  if (best)
-    atomic_fetch_add_explicit(&best->ref, 1, memory_order_relaxed);
+    for (int i = 0; i < CGEN_RING; i++)
+      if (ce->ring[i]) {
+        gs[n] = ce->ring[i];
+        atomic_fetch_add_explicit(&gs[n]->ref, 1, memory_order_relaxed);
+        n++;
+      }
   evrt__spin_unlock(&ce->lock);
-  if (!best)
-    return;
-  cvc_t *sv = gen_svc(best);
-  ctx_join(t, sv);
-  ctx_join(t, best->hvc);
-  evrt__cvc_unref(sv);
-  evrt__cgen_unref(best);
+  struct evrt__cgen *best = NULL;
+  cvc_t *best_sv = NULL;
+  for (int i = 0; i < n; i++) {
+    if (!best || gs[i]->rec_no > best->rec_no) {
+      cvc_t *sv = gen_svc(gs[i]);
+      if (sv) {
+        evrt__cvc_unref(best_sv);
+        best = gs[i];
+        best_sv = sv;
+      }
+    }
+  }
+  if (best) {
+    ctx_join(t, best_sv);
+    ctx_join(t, best->hvc);
+  }
+  evrt__cvc_unref(best_sv);
+  for (int i = 0; i < n; i++)
+    evrt__cgen_unref(gs[i]);
 }
 
 void evrt__check_observe_device(int device) {

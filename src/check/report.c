@@ -450,7 +450,14 @@ static void write_json_to(FILE *unused, const struct finding *x_unused) {
 
 /* ---------------------------------------------------------------- exit */
 
+/* The process that turned the checker on: a forked child's exit neither
+ * reports (the findings are the parent's) nor takes report_lock, which a
+ * vanished thread of the parent may hold (issue 13, fork). */
+static pid_t check_pid;
+
 static __attribute__((unused)) void check_exit(void) {
+  if (getpid() != check_pid)
+    return;
   pthread_mutex_lock(&report_lock);
   if (json_path)
     write_json();
@@ -475,6 +482,7 @@ void evrt__check_init(void) {
   if (!v || !*v || strcmp(v, "0") == 0)
     return;
   evrt__check_on = true;
+  check_pid = getpid();
   exit_code = (int)evrt__env_long("EVRT_CHECK_EXITCODE", 66, 0, 255);
   const char *p = getenv("EVRT_CHECK_REPORT");
   if (p && *p)

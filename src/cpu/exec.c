@@ -388,8 +388,9 @@ static bool run_wait(struct evrt__stream *s, struct evrt__item *it) {
   return true;
 }
 
-/* Execute the head item; false if the stream must park. */
-static bool run_item(struct evrt__stream *s, struct evrt__item *it) {
+/* Execute the head item; false if the stream must park.  The graph
+ * executor runs each node of a lane through it too (graph_exec.c). */
+bool evrt__exec_run_item(struct evrt__stream *s, struct evrt__item *it) {
   /* Aborted, or stopped on a failure (src/failure.c): complete it without
    * running it. */
   if (EVRT_UNLIKELY(evrt__skip(s, it)))
@@ -481,6 +482,10 @@ static bool run_item(struct evrt__stream *s, struct evrt__item *it) {
   case EVRT__ITEM_RESET:
     evrt__event_exec_reset(it);
     return true;
+  case EVRT__ITEM_GRAPH:
+    return evrt__graph_run_launch(s, it);
+  case EVRT__ITEM_GRAPH_SEG:
+    return evrt__graph_run_seg(s, it);
   }
   return true;
 }
@@ -573,14 +578,15 @@ void evrt__exec_stream(struct evrt__stream *s) {
     bool tracing = EVRT_TRACING();
     if (tracing && !it->t_start)
       it->t_start = evrt__now_ns();
-    if (!run_item(s, it)) {
+    if (!evrt__exec_run_item(s, it)) {
       if (EVRT_UNLIKELY(evrt__check_on))
         evrt__check_item_parked(s, it);
       if (give_up(s, EVRT__S_PARKED, last))
         continue;
       return;
     }
-    if (tracing)
+    /* (a run of graph nodes traces each node itself) */
+    if (tracing && it->kind != EVRT__ITEM_GRAPH_SEG)
       evrt__trace_item(s->device, s->id, it->kind, it->label,
                        it->t_start ? it->t_start : evrt__now_ns(),
                        evrt__now_ns(),

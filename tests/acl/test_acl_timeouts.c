@@ -94,16 +94,54 @@ TEST(op_wait_timeout_applies_to_stream_wait) {
   ASSERT_ACL(aclrtSynchronizeStream(w), ACL_ERROR_RT_WAIT_TIMEOUT);
   gate_open(&g);
   ASSERT_OK(aclrtSynchronizeStream(prod));
-  uint32_t ms = 0;
-  ASSERT_OK(aclrtSetOpExecuteTimeOut(3));
-  ASSERT_OK(aclrtGetOpExecuteTimeout(&ms));
-  ASSERT_EQ(ms, 3000);
-  uint64_t actual = 0, interval = 0;
-  ASSERT_OK(aclrtSetOpExecuteTimeOutV2(2500000, &actual));
-  ASSERT_EQ(actual, 2500000);
-  ASSERT_OK(aclrtGetOpTimeOutInterval(&interval));
-  ASSERT(interval > 0);
   ASSERT_OK(aclrtDestroyEvent(e));
   ASSERT_OK(aclrtDestroyStream(prod));
   ASSERT_OK(aclrtDestroyStream(w));
+}
+
+/* Issue 13 item 14: CANN's quantization (aclrtGetOpTimeOutInterval's doc)
+ * as CANN's own bounded cross-stream sample checks it: effective timeout =
+ * interval * N, N in [1, 254], requests rounded up, read back in ms.  Was:
+ * a 1 us interval and requests kept as asked (1 s read back as 1000 ms,
+ * where 254 intervals of 1 us are 254 us). */
+static uint64_t align_us(uint64_t req, uint64_t interval) {
+  uint64_t n = req / interval + (req % interval != 0);
+  if (n > 254)
+    n = 254;
+  if (n < 1)
+    n = 1;
+  return n * interval;
+}
+
+TEST(op_execute_timeouts_follow_the_interval_quantization) {
+  uint64_t interval = 0, actual = 0;
+  uint32_t ms = 0;
+  ASSERT_OK(aclrtGetOpTimeOutInterval(&interval));
+  /* a realistic interval: 254 of them are the documented default, 1091 s */
+  ASSERT(interval >= 100000);
+  ASSERT_EQ(interval * 254 / 1000000, 1090);
+  ASSERT_OK(aclrtGetOpExecuteTimeout(&ms));
+  ASSERT_EQ(ms, (interval * 254 + 999) / 1000); /* default: the maximum */
+  ASSERT_OK(aclrtSetOpExecuteTimeOut(1));
+  ASSERT_OK(aclrtGetOpExecuteTimeout(&ms));
+  ASSERT_EQ(ms, align_us(1000000, interval) / 1000);
+  ASSERT_OK(aclrtSetOpExecuteTimeOutV2(interval + 1, &actual));
+  ASSERT_EQ(actual, 2 * interval);
+  ASSERT_OK(aclrtSetOpExecuteTimeOutV2(50, &actual));
+  ASSERT_EQ(actual, interval); /* rounded up to one interval */
+  ASSERT_OK(aclrtSetOpExecuteTimeOutV2(interval * 300, &actual));
+  ASSERT_EQ(actual, interval * 254); /* capped */
+  ASSERT_OK(aclrtSetOpExecuteTimeOutV2(0, &actual));
+  ASSERT_EQ(actual, interval * 254); /* 0: the maximum */
+  ASSERT_OK(aclrtSetOpExecuteTimeOutWithMs(2500));
+  ASSERT_OK(aclrtGetOpExecuteTimeout(&ms));
+  ASSERT_EQ(ms, align_us(2500000, interval) / 1000);
+  ASSERT_OK(aclrtSetOpExecuteTimeOut(3));
+  ASSERT_OK(aclrtGetOpExecuteTimeout(&ms));
+  ASSERT_EQ(ms, align_us(3000000, interval) / 1000);
+  ASSERT_ACL(aclrtSetOpExecuteTimeOutV2(5, NULL), ACL_ERROR_INVALID_PARAM);
+  ASSERT_OK(aclrtGetOpExecuteTimeout(&ms)); /* unchanged by the bad call */
+  ASSERT_EQ(ms, align_us(3000000, interval) / 1000);
+  ASSERT_ACL(aclrtGetOpTimeOutInterval(NULL), ACL_ERROR_INVALID_PARAM);
+  ASSERT_ACL(aclrtGetOpExecuteTimeout(NULL), ACL_ERROR_INVALID_PARAM);
 }

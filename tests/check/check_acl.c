@@ -53,6 +53,16 @@ SCENARIO(acl_memset_overlap, "data race") {
   OK(aclrtSynchronizeDevice());
 }
 
+/* A 2D copy (a host function of the ACL layer) and a plain copy on another
+ * stream overlap. */
+SCENARIO(acl_copy2d_missing_wait, "data race") {
+  setup();
+  OK(aclrtMemcpy2dAsync(dev, 64, host, 64, 64, 8, ACL_MEMCPY_HOST_TO_DEVICE,
+                        s1));
+  OK(aclrtMemcpyAsync(host2, N, dev, 256, ACL_MEMCPY_DEVICE_TO_HOST, s2));
+  OK(aclrtSynchronizeDevice());
+}
+
 /* A synchronous copy (a host access) reads device memory an upload is still
  * writing: the stream was not synchronized first. */
 SCENARIO(acl_sync_copy_unsynchronized, "unsynchronized host access") {
@@ -110,6 +120,19 @@ SCENARIO(acl_event_orders, CLEAN) {
   gate_open();
   OK(aclrtSynchronizeStream(s2));
   EXPECT(((unsigned char *)host2)[7] == 1);
+}
+
+SCENARIO(acl_copy2d_event_orders, CLEAN) {
+  setup();
+  aclrtEvent e;
+  OK(aclrtCreateEventWithFlag(&e, ACL_EVENT_SYNC));
+  OK(aclrtMemcpy2dAsync(dev, 64, host, 64, 64, 8, ACL_MEMCPY_HOST_TO_DEVICE,
+                        s1));
+  OK(aclrtRecordEvent(e, s1));
+  OK(aclrtStreamWaitEvent(s2, e));
+  OK(aclrtMemcpyAsync(host2, N, dev, 256, ACL_MEMCPY_DEVICE_TO_HOST, s2));
+  OK(aclrtSynchronizeStream(s2));
+  OK(aclrtMemcpy2d(host2, 64, dev, 64, 64, 4, ACL_MEMCPY_DEVICE_TO_HOST));
 }
 
 SCENARIO(acl_synchronize_orders, CLEAN) {

@@ -15,7 +15,8 @@ What a trace must satisfy (docs/trace.md):
     to that generation and ends in the work the stream resumed with; the
     record's slice ends before the waiting stream's next slice starts;
   - every wait on a generation recorded in the trace has exactly one flow;
-  - (workloads) the slices per stream and kind are exactly what was submitted.
+  - (workloads) the slices per stream and kind are exactly what was submitted
+    (the graph workload: a graph's nodes on its lanes' tracks, launch by launch).
 The SVG must be well-formed XML with one lane per stream track.
 Exit 0 when all hold; otherwise the first failure is printed and exit 1.
 """
@@ -30,7 +31,7 @@ import xml.etree.ElementTree as ET
 
 EPS = 1e-6  # us; the file has ns resolution
 KINDS = {"host_func", "memcpy", "memset", "delay", "record", "wait", "reset",
-         "host_task", "value_wait", "value_write"}
+         "host_task", "value_wait", "value_write", "graph"}
 SVG = "{http://www.w3.org/2000/svg}"
 
 

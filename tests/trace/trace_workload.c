@@ -11,6 +11,8 @@
  *       8 host threads at once, each driving its own two streams
  *   trace_workload exit TRACE.json EXPECT.json
  *       tracing from EVRT_TRACE, never stopped: written at exit
+ *   trace_workload graph TRACE.json EXPECT.json
+ *       a captured graph (fork, join, external record) launched three times
  *
  * Exit 0 on success, 1 (with a message) if any call failed.
  */
@@ -34,10 +36,11 @@
     }                                                                          \
   } while (0)
 
-enum { K_HOST, K_MEMCPY, K_MEMSET, K_DELAY, K_RECORD, K_WAIT, K_RESET, NK };
+enum { K_HOST, K_MEMCPY, K_MEMSET, K_DELAY, K_RECORD, K_WAIT, K_RESET,
+       K_GRAPH, NK };
 static const char *const kind_names[NK] = {"host_func", "memcpy", "memset",
                                            "delay",     "record", "wait",
-                                           "reset"};
+                                           "reset",     "graph"};
 
 /* What was submitted to one stream. */
 struct tally {
@@ -49,9 +52,7 @@ struct tally {
 static struct tally tallies[MAX_TALLIES];
 static atomic_int ntallies;
 
-static struct tally *named_stream(evrt_stream_t *s, const char *name) {
-  CHECK(evrt_stream_create(s, 0, 0, 0));
-  CHECK(evrt_stream_set_name(*s, name));
+static struct tally *tally_of(const char *name) {
   int i = atomic_fetch_add(&ntallies, 1);
   if (i >= MAX_TALLIES) {
     fprintf(stderr, "too many streams\n");
@@ -59,6 +60,12 @@ static struct tally *named_stream(evrt_stream_t *s, const char *name) {
   }
   snprintf(tallies[i].name, sizeof tallies[i].name, "%s", name);
   return &tallies[i];
+}
+
+static struct tally *named_stream(evrt_stream_t *s, const char *name) {
+  CHECK(evrt_stream_create(s, 0, 0, 0));
+  CHECK(evrt_stream_set_name(*s, name));
+  return tally_of(name);
 }
 
 static void write_expect(const char *path) {
@@ -282,14 +289,85 @@ static void threads(const char *trace) {
   }
 }
 
+/* ------------------------------------------------------------------ graph */
+
+/* A graph captured on two streams (fork and join through events, an
+ * external record), launched three times on a third stream; an observer
+ * waits on each launch's record.  The captured streams run nothing; the
+ * nodes show on the lanes' tracks, "graph 1 lane 0" (the origin's) and
+ * "graph 1 lane 1" (the fork's): this process's first executable graph. */
+static void graph(const char *trace) {
+  CHECK(evrt_trace_start(trace));
+  evrt_stream_t origin, side, runner, obs;
+  named_stream(&origin, "origin");
+  named_stream(&side, "side");
+  struct tally *tr = named_stream(&runner, "runner");
+  struct tally *to = named_stream(&obs, "observer");
+  struct tally *l0 = tally_of("graph 1 lane 0");
+  struct tally *l1 = tally_of("graph 1 lane 1");
+  evrt_event_t fork, join, done;
+  CHECK(evrt_event_create(&fork, EVRT_EVENT_DEFAULT));
+  CHECK(evrt_event_create(&join, EVRT_EVENT_DEFAULT));
+  CHECK(evrt_event_create(&done, EVRT_EVENT_DEFAULT));
+  static char src[64], dst[64];
+  CHECK(evrt_stream_begin_capture(origin, EVRT_CAPTURE_MODE_GLOBAL));
+  CHECK(evrt_launch_host_func_labeled(origin, touch, &ran, "a"));
+  CHECK(evrt_event_record(fork, origin));
+  CHECK(evrt_stream_wait_event(side, fork));
+  CHECK(evrt_launch_host_func_labeled(side, touch, &ran, "b1"));
+  CHECK(evrt_launch_host_func_labeled(side, touch, &ran, "b2"));
+  CHECK(evrt_memcpy_async(side, dst, src, sizeof dst));
+  CHECK(evrt_event_record(join, side));
+  CHECK(evrt_stream_wait_event(origin, join));
+  CHECK(evrt_launch_host_func_labeled(origin, touch, &ran, "c"));
+  CHECK(evrt_event_record_with_flags(done, origin,
+                                     EVRT_EVENT_RECORD_EXTERNAL));
+  evrt_graph_t g;
+  CHECK(evrt_stream_end_capture(origin, &g));
+  evrt_graph_exec_t x;
+  CHECK(evrt_graph_instantiate(&x, g));
+  struct gate gt = {0};
+  gate(obs, to, &gt);
+  for (int i = 0; i < 3; i++) {
+    CHECK(evrt_graph_launch(x, runner));
+    /* the launch's record binds the observer's wait */
+    CHECK(evrt_stream_wait_event(obs, done));
+    CHECK(evrt_launch_host_func_labeled(obs, touch, &ran, "after"));
+    to->n[K_WAIT]++;
+    to->n[K_HOST]++;
+    /* done before the next launch: no wait for the previous launch */
+    CHECK(evrt_stream_synchronize(runner));
+    tr->n[K_GRAPH]++;
+    tr->n[K_WAIT]++; /* the wait for the graph's end */
+    l0->n[K_HOST] += 2; /* a, c */
+    l0->n[K_RECORD]++;  /* done */
+    l0->n[K_WAIT]++;    /* the join: lane 1's last run */
+    l1->n[K_WAIT]++;    /* the fork: lane 0's first run */
+    l1->n[K_HOST] += 2; /* b1, b2 */
+    l1->n[K_MEMCPY]++;
+  }
+  atomic_store(&gt.open, 1);
+  CHECK(evrt_stream_synchronize(obs));
+  CHECK(evrt_trace_stop());
+  if (atomic_load(&ran) != 3 * 5) { /* a, b1, b2, c, after */
+    fprintf(stderr, "ran %ld host functions, want 15\n", atomic_load(&ran));
+    exit(1);
+  }
+  CHECK(evrt_graph_exec_destroy(x));
+  CHECK(evrt_graph_destroy(g));
+}
+
 int main(int argc, char **argv) {
   if (argc != 4) {
-    fprintf(stderr, "usage: %s pipeline|threads|exit TRACE.json EXPECT.json\n",
+    fprintf(stderr, "usage: %s pipeline|threads|exit|graph TRACE.json EXPECT.json\n",
             argv[0]);
     return 2;
   }
   if (!strcmp(argv[1], "pipeline")) {
     pipeline(argv[2], 0);
+    CHECK(evrt_shutdown());
+  } else if (!strcmp(argv[1], "graph")) {
+    graph(argv[2]);
     CHECK(evrt_shutdown());
   } else if (!strcmp(argv[1], "threads")) {
     threads(argv[2]);

@@ -20,6 +20,13 @@
  * The same comparison serves the checker's hooks (EVRT_CHECK off vs
  * compiled out with EVRT_NO_CHECK): evrt-bench-check is this file built
  * with the HOOKS_* macros below set for it (bench/CMakeLists.txt).
+ *
+ * And the A/B of two library builds (bench/README.md, "Method"): with
+ * --ab NEW OLD it loads those two libevrt.so files instead, adds the
+ * create/destroy shapes, and reports NEW / OLD per shape (the geometric
+ * mean of both load orders), with no target:
+ *
+ *   evrt-bench-tracing --ab build-bench/libevrt.so /tmp/old/libevrt.so
  */
 #include "bench.h"
 
@@ -58,6 +65,8 @@ struct api {
   const char *name;
   void *dl;
   evrt_status_t (*stream_create)(evrt_stream_t *, int, int, unsigned);
+  evrt_status_t (*stream_destroy)(evrt_stream_t);
+  evrt_status_t (*event_destroy)(evrt_event_t);
   evrt_status_t (*stream_synchronize)(evrt_stream_t);
   evrt_status_t (*event_create)(evrt_event_t *, unsigned);
   evrt_status_t (*event_record)(evrt_event_t, evrt_stream_t);
@@ -81,6 +90,8 @@ static const char *load(struct api *x, const char *path) {
     memcpy(&x->field, &p_, sizeof p_);                                         \
   } while (0)
   SYM(stream_create, "evrt_stream_create");
+  SYM(stream_destroy, "evrt_stream_destroy");
+  SYM(event_destroy, "evrt_event_destroy");
   SYM(stream_synchronize, "evrt_stream_synchronize");
   SYM(event_create, "evrt_event_create");
   SYM(event_record, "evrt_event_record");
@@ -137,6 +148,28 @@ static double hostfunc(void *ctx, long iters) {
   return (double)(bench_now_ns() - t0) / (double)iters;
 }
 
+static double event_create_destroy(void *ctx, long iters) {
+  struct api *x = ctx;
+  evrt_event_t e;
+  uint64_t t0 = bench_now_ns();
+  for (long i = 0; i < iters; i++) {
+    BENCH_CHECK(x->event_create(&e, 0));
+    BENCH_CHECK(x->event_destroy(e));
+  }
+  return (double)(bench_now_ns() - t0) / (double)iters;
+}
+
+static double stream_create_destroy(void *ctx, long iters) {
+  struct api *x = ctx;
+  evrt_stream_t s;
+  uint64_t t0 = bench_now_ns();
+  for (long i = 0; i < iters; i++) {
+    BENCH_CHECK(x->stream_create(&s, 0, 0, 0));
+    BENCH_CHECK(x->stream_destroy(s));
+  }
+  return (double)(bench_now_ns() - t0) / (double)iters;
+}
+
 static atomic_uint gate, gate_nw;
 static atomic_uint_least64_t gate_t0;
 static void gate_fn(void *arg) {
@@ -163,9 +196,21 @@ static double pingpong(void *ctx, long iters) {
 }
 
 int main(int argc, char **argv) {
-  for (int i = 1; i < argc; i++)
-    if (strcmp(argv[i], "--json") == 0)
+  /* the two copies: hooks on and compiled out, or NEW and OLD (--ab) */
+  const char *lib_a = EVRT_BENCH_LIB_TRACED, *lib_b = EVRT_BENCH_LIB_NOTRACE;
+  bool ab = false;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--json") == 0) {
       bench_json = true;
+    } else if (strcmp(argv[i], "--ab") == 0 && i + 2 < argc) {
+      ab = true;
+      lib_a = argv[++i];
+      lib_b = argv[++i];
+    }
+  }
+  const char *scen = ab ? "ab" : HOOKS_SCENARIO;
+  const char *la = ab ? "new" : HOOKS_ON, *lb = ab ? "old" : "compiled out";
+  const char *row_a = ab ? "new" : HOOKS_ROW;
   const char *v = getenv("EVRT_BENCH_REPS");
   if (v && atoi(v) >= 5)
     bench_reps = atoi(v) < BENCH_MAX_REPS ? atoi(v) : BENCH_MAX_REPS;
@@ -173,12 +218,14 @@ int main(int argc, char **argv) {
   if (v && atof(v) > 0)
     bench_sample_ms = atof(v);
 #ifdef EVRT_BENCH_TRACE_OFF_BUILD
-  bench_skip(HOOKS_SCENARIO, "this build has EVRT_TRACE_COMPILED=OFF: both "
-                            "copies have tracing compiled out");
-  return 0;
+  if (!ab) {
+    bench_skip(HOOKS_SCENARIO, "this build has EVRT_TRACE_COMPILED=OFF: "
+                               "both copies have tracing compiled out");
+    return 0;
+  }
 #endif
   if (getenv(HOOKS_ENV)) {
-    bench_skip(HOOKS_SCENARIO, HOOKS_ENV_WHY);
+    bench_skip(scen, HOOKS_ENV_WHY);
     return 0;
   }
   struct {
@@ -191,57 +238,63 @@ int main(int argc, char **argv) {
       {"record_sync_idle", record_sync_idle, 0},
       {"hostfunc_throughput", hostfunc, 0},
       {"pingpong_streams", pingpong, 200000},
+      {"event_create_destroy", event_create_destroy, 0},
+      {"stream_create_destroy", stream_create_destroy, 0},
   };
-  enum { NS = sizeof shapes / sizeof shapes[0] };
+  /* the create/destroy shapes in the A/B only (no hook on those paths) */
+  enum { NS_ALL = sizeof shapes / sizeof shapes[0] };
+  const int NS = ab ? NS_ALL : NS_ALL - 2;
   /* the child's median, min, max and iterations, case by case */
-  double child_figures[2 * NS][4];
+  double child_figures[2 * NS_ALL][4];
+  const size_t figures_size = (size_t)(2 * NS) * sizeof child_figures[0];
   /* child: the other load order, figures sent back through a pipe */
   int fds[2];
   if (pipe(fds) != 0) {
-    bench_skip(HOOKS_SCENARIO, "pipe: %s", strerror(errno));
+    bench_skip(scen, "pipe: %s", strerror(errno));
     return 0;
   }
   fflush(stdout);
   pid_t pid = fork();
   if (pid < 0) {
-    bench_skip(HOOKS_SCENARIO, "fork: %s", strerror(errno));
+    bench_skip(scen, "fork: %s", strerror(errno));
     return 0;
   }
   bool child = pid == 0;
-  static struct api on = {.name = HOOKS_ON}, off = {.name = "compiled out"};
+  static struct api on, off; /* lib_a, lib_b */
+  on.name = la;
+  off.name = lb;
   const char *err;
   if (child) {
     close(fds[0]);
     int null = open("/dev/null", O_WRONLY);
     if (null >= 0)
       dup2(null, STDOUT_FILENO); /* the parent prints */
-    if ((err = load(&off, EVRT_BENCH_LIB_NOTRACE)) ||
-        (err = load(&on, EVRT_BENCH_LIB_TRACED)))
+    if ((err = load(&off, lib_b)) || (err = load(&on, lib_a)))
       _exit(3);
   } else {
     close(fds[1]);
     int st = 0;
-    ssize_t n = read(fds[0], child_figures, sizeof child_figures);
+    ssize_t n = read(fds[0], child_figures, figures_size);
     close(fds[0]);
     if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
-        WEXITSTATUS(st) != 0 || n != (ssize_t)sizeof child_figures) {
-      bench_skip(HOOKS_SCENARIO, "the child run (compiled-out copy loaded "
-                                "first) failed");
+        WEXITSTATUS(st) != 0 || n != (ssize_t)figures_size) {
+      bench_skip(scen, "the child run (%s copy loaded first) failed", lb);
       return 0;
     }
-    if ((err = load(&on, EVRT_BENCH_LIB_TRACED)) ||
-        (err = load(&off, EVRT_BENCH_LIB_NOTRACE))) {
-      bench_skip(HOOKS_SCENARIO, "cannot load both library copies: %s", err);
+    if ((err = load(&on, lib_a)) || (err = load(&off, lib_b))) {
+      bench_skip(scen, "cannot load both library copies: %s", err);
       return 0;
     }
   }
   if (!child)
-    bench_title(HOOKS_SCENARIO, HOOKS_TITLE);
-  struct bench_case cs[2 * NS];
-  static char names[2 * NS][80];
+    bench_title(scen, ab ? "library NEW vs OLD, interleaved, in both load "
+                           "orders"
+                         : HOOKS_TITLE);
+  struct bench_case cs[2 * NS_ALL];
+  static char names[2 * NS_ALL][80];
   for (int k = 0; k < NS; k++) {
-    snprintf(names[2 * k], 80, "%s, " HOOKS_ROW, shapes[k].variant);
-    snprintf(names[2 * k + 1], 80, "%s, compiled out", shapes[k].variant);
+    snprintf(names[2 * k], 80, "%s, %s", shapes[k].variant, row_a);
+    snprintf(names[2 * k + 1], 80, "%s, %s", shapes[k].variant, lb);
     cs[2 * k] = (struct bench_case){.name = names[2 * k], .fn = shapes[k].fn,
                                     .ctx = &on,
                                     .max_iters = shapes[k].max_iters};
@@ -250,22 +303,22 @@ int main(int argc, char **argv) {
                                         .max_iters = shapes[k].max_iters};
   }
   if (!child)
-    bench_note(HOOKS_ON " copy loaded first:");
+    bench_note("%s copy loaded first:", la);
   bench_run(cs, 2 * NS, "ns");
   if (child) {
-    double out[2 * NS][4];
+    double out[2 * NS_ALL][4];
     for (int i = 0; i < 2 * NS; i++) {
       out[i][0] = cs[i].median;
       out[i][1] = cs[i].min;
       out[i][2] = cs[i].max;
       out[i][3] = (double)cs[i].iters;
     }
-    ssize_t w = write(fds[1], out, sizeof out);
-    _exit(w == (ssize_t)sizeof out ? 0 : 4);
+    ssize_t w = write(fds[1], out, figures_size);
+    _exit(w == (ssize_t)figures_size ? 0 : 4);
   }
   /* the child's figures, then the ratio in each order and their mean */
-  bench_note("compiled-out copy loaded first (a forked child):");
-  struct bench_case other[2 * NS];
+  bench_note("%s copy loaded first (a forked child):", lb);
+  struct bench_case other[2 * NS_ALL];
   for (int i = 0; i < 2 * NS; i++) {
     other[i] = (struct bench_case){.name = names[i],
                                    .median = child_figures[i][0],
@@ -278,9 +331,17 @@ int main(int argc, char **argv) {
   for (int k = 0; k < NS; k++) {
     const struct bench_case *t1 = &cs[2 * k], *n1 = &cs[2 * k + 1];
     const struct bench_case *t2 = &other[2 * k], *n2 = &other[2 * k + 1];
-    bench_note("%s: " HOOKS_ON " / compiled out = %.3gx " HOOKS_ON
-               " first, %.3gx compiled out first", shapes[k].variant,
-               t1->median / n1->median, t2->median / n2->median);
+    bench_note("%s: %s / %s = %.3gx %s first, %.3gx %s first",
+               shapes[k].variant, la, lb, t1->median / n1->median, la,
+               t2->median / n2->median, lb);
+    if (ab) {
+      bench_compare_values(
+          "ab", shapes[k].variant, names[2 * k], sqrt(t1->median * t2->median),
+          "old", sqrt(n1->median * n2->median),
+          (struct bench_target){BT_NONE, 0, NULL},
+          ", \"method\": \"geometric mean of both load orders\"");
+      continue;
+    }
     bench_compare_values(
         HOOKS_SCENARIO, shapes[k].variant, names[2 * k],
         sqrt(t1->median * t2->median), HOOKS_BASELINE,

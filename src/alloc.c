@@ -40,15 +40,41 @@ static inline bool should_fail(void) { return false; }
 #endif
 
 void *evrt__malloc(size_t size) {
+  EVRT__NO_SPIN_HELD("malloc");
   if (EVRT_UNLIKELY(should_fail()))
     return NULL;
   return malloc(size);
 }
 
 void *evrt__calloc(size_t n, size_t size) {
+  EVRT__NO_SPIN_HELD("calloc");
   if (EVRT_UNLIKELY(should_fail()))
     return NULL;
   return calloc(n, size);
 }
 
-void evrt__free(void *p) { free(p); }
+void evrt__free(void *p) {
+  if (p)
+    EVRT__NO_SPIN_HELD("free");
+  free(p);
+}
+
+#ifdef EVRT_TEST_HOOKS
+EVRT_TLS unsigned evrt__tls_spins_held;
+static atomic_long spin_violations;
+static _Atomic(const char *) spin_violation_what;
+
+void evrt__spin_violation(const char *what) {
+  atomic_fetch_add_explicit(&spin_violations, 1, memory_order_relaxed);
+  atomic_store_explicit(&spin_violation_what, what, memory_order_relaxed);
+}
+
+/* Test hook (white-box build only): system calls made under a spin lock
+ * so far, and what the last one was. */
+long evrt__test_spin_violations(const char **what);
+long evrt__test_spin_violations(const char **what) {
+  if (what)
+    *what = atomic_load_explicit(&spin_violation_what, memory_order_relaxed);
+  return atomic_load_explicit(&spin_violations, memory_order_relaxed);
+}
+#endif

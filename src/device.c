@@ -108,7 +108,8 @@ evrt_status_t evrt_device_synchronize_timeout(int device, int64_t timeout_ns) {
    * one has done_seq >= enq_seq, and a target read from an earlier
    * incarnation is reached in every later one. */
   uint64_t deadline =
-      timeout_ns >= 0 ? evrt__now_ns() + (uint64_t)timeout_ns : 0;
+      timeout_ns >= 0 ? evrt__deadline_after(evrt__now_ns(), (uint64_t)timeout_ns)
+                      : 0;
   struct evrt__table *t = &evrt__streams;
   struct evrt__stream *failed = NULL;
   uint32_t n = atomic_load_explicit(&t->next_unused, memory_order_acquire);

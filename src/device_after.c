@@ -108,6 +108,7 @@ evrt_status_t evrt_device_launch_host_func(int device, evrt_host_fn fn,
     }
     evrt__stream_push(h, it);
   }
+  evrt__stream_schedule(h); /* (push only links) */
   evrt__free(v);
   /* Drains, then frees itself; an incomplete one (no memory) just ends
    * without the host function. */

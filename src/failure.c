@@ -275,7 +275,7 @@ evrt_status_t evrt_launch_host_func_status(evrt_stream_t h,
   t.u.task.fn = fn;
   t.u.task.user = user;
   t.u.task.thread = evrt__thread_id();
-  return evrt__enqueue(s, &t);
+  return evrt__enqueue(s, h, &t);
 }
 
 evrt_status_t evrt_stream_set_failure_mode(evrt_stream_t h, unsigned mode) {

@@ -37,28 +37,30 @@ evrt_status_t evrt__shell_new(int kind, void *obj, uintptr_t *h) {
   struct evrt__shell *sh = (struct evrt__shell *)o;
   sh->kind = kind;
   sh->obj = obj;
-  *h = evrt__table_publish(&sh->hdr);
+  /* keyed per process, as stream and event handles (handle.c) */
+  *h = evrt__pub(evrt__table_publish(&sh->hdr));
   return EVRT_SUCCESS;
 }
 
-static struct evrt__shell *shell_at(uintptr_t h) {
+static struct evrt__shell *shell_at(uint64_t r) {
   /* A table never initialized has no chunk: every lookup misses. */
   return (struct evrt__shell *)evrt__table_slot(
-      &shells, h, EVRT__SLOT_SIZE(struct evrt__shell));
+      &shells, r, EVRT__SLOT_SIZE(struct evrt__shell));
 }
 
 /* The object of the live handle h of this kind, under the shell's lock:
  * with `ref` its reference count is raised, with `kill` the handle dies
  * and the slot goes back to the table. */
 static void *shell_take(uintptr_t h, int kind, void (*ref)(void *), bool kill) {
-  struct evrt__shell *sh = shell_at(h);
-  if (!sh || (h & 3u) != EVRT__TAG_GRAPH)
+  uint64_t r = evrt__raw(h);
+  struct evrt__shell *sh = shell_at(r);
+  if (!sh || (r & 3u) != EVRT__TAG_GRAPH)
     return NULL;
   void *obj = NULL;
   evrt__spin_lock(&sh->lock);
   /* acquire: pairs with the publish (release) of the slot, so a live
    * handle's kind and object are seen; a kill is ordered by the lock */
-  if (atomic_load_explicit(&sh->hdr.hw, memory_order_acquire) == (uint64_t)h &&
+  if (atomic_load_explicit(&sh->hdr.hw, memory_order_acquire) == r &&
       sh->kind == kind) {
     obj = sh->obj;
     if (ref)

@@ -492,6 +492,7 @@ evrt_status_t evrt_graph_launch(evrt_graph_exec_t h, evrt_stream_t sh) {
       return evrt__fail(EVRT_ERROR_INVALID_HANDLE,
                         "stream %p is destroyed or not a stream", (void *)sh);
     s = evrt__stream_null_default(); /* NULL: the current default */
+    sh = (evrt_stream_t)evrt__stream_handle(s);
   }
   if (EVRT_UNLIKELY(evrt__stream_capturing(s))) {
     /* (a graph inside a graph is not supported) */
@@ -510,6 +511,13 @@ evrt_status_t evrt_graph_launch(evrt_graph_exec_t h, evrt_stream_t sh) {
     evrt__gexec_unref(x);
     return EVRT_SUCCESS;
   }
+  /* The stream stays this handle's until both items are linked (a destroy
+   * racing the launch waits for the pin: docs/design.md section 2). */
+  if (!evrt__stream_pin(s, sh)) {
+    evrt__gexec_unref(x);
+    return evrt__fail(EVRT_ERROR_INVALID_HANDLE,
+                      "stream %p destroyed during the call", (void *)sh);
+  }
   /* Everything that can fail first: a launch number, once taken, must be
    * launched (the next launch waits for it). */
   struct gbind *b = NULL;
@@ -522,6 +530,7 @@ evrt_status_t evrt_graph_launch(evrt_graph_exec_t h, evrt_stream_t sh) {
     if (w1)
       evrt__item_discard(s, w1);
     evrt__free(b);
+    evrt__stream_unpin(s);
     evrt__gexec_unref(x);
     return evrt__fail(EVRT_ERROR_OUT_OF_MEMORY, "cannot launch the graph");
   }
@@ -555,6 +564,8 @@ evrt_status_t evrt_graph_launch(evrt_graph_exec_t h, evrt_stream_t sh) {
   snprintf(w1->label, sizeof w1->label, "graph %llu running",
            (unsigned long long)x->id);
   evrt__stream_push(s, w1);
+  evrt__stream_schedule(s); /* (push only links) */
+  evrt__stream_unpin(s);
   return EVRT_SUCCESS;
 }
 

@@ -1,11 +1,16 @@
 /*
  * handle.c - type-stable object slots and validated handles.
  *
- * A handle is (generation << 32 | (index + 1) << 2 | type tag).  The slot's
- * generation is odd while the object lives and is bumped at create and at
- * destroy, so stale, double-destroyed and forged handles fail validation.
- * The slot stores its live handle whole (evrt__obj.hw), so validation is a
- * range check and one compare.
+ * A raw handle is (generation << 32 | (index + 1) << 2 | type tag); the
+ * value callers see is the raw handle XOR a per-process key (evrt__hkey),
+ * so that handle values are unpredictable from one process to the next.
+ * The slot's generation is odd while the object lives and is bumped at
+ * create and at destroy, so stale, double-destroyed and forged handles fail
+ * validation; a slot whose last generation (EVRT__GEN_LAST) dies is retired
+ * instead of wrapping around to generation 1, so a stale handle never
+ * becomes valid again (one slot of 64 or 128 bytes lost per 2^31 cycles of
+ * it).  The slot stores its live raw handle whole (evrt__obj.hw), so
+ * validation is a range check and one compare.
  * Slot memory is allocated in chunks that are never freed while the library
  * is loaded: pending work items may keep a pointer to a destroyed object and
  * read it; they check the generation under the object's lock before writing.
@@ -13,6 +18,27 @@
 #include "internal.h"
 
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Written once, at init (under the init lock, before the release store
+ * that publishes the library state), read-only afterwards. */
+uint64_t evrt__hkey;
+
+void evrt__handles_init(void) {
+  uint64_t k = 0;
+  if (getrandom(&k, sizeof k, GRND_NONBLOCK) != (ssize_t)sizeof k) {
+    /* No entropy (early boot, seccomp): still differ between processes. */
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    k = ((uint64_t)ts.tv_nsec << 32 ^ (uint64_t)ts.tv_sec ^
+         (uint64_t)getpid() << 16 ^ (uint64_t)(uintptr_t)&k) *
+        0x9e3779b97f4a7c15ull;
+  }
+  /* An even generation half: NULL (raw = key) is never a live handle. */
+  evrt__hkey = k & ~(1ull << 32);
+}
 
 void evrt__table_init(struct evrt__table *t, size_t obj_size, unsigned tag,
                       void (*init_slot)(struct evrt__obj *o)) {
@@ -126,6 +152,10 @@ static void global_push(struct evrt__table *t, struct evrt__obj *o) {
 }
 
 void evrt__table_release(struct evrt__table *t, struct evrt__obj *o) {
+  /* Its last generation died: retire the slot (never handed out again) */
+  if (EVRT_UNLIKELY(evrt__dead_retired(
+          atomic_load_explicit(&o->hw, memory_order_relaxed))))
+    return;
   if (t->tag == EVRT__TAG_GRAPH) {
     global_push(t, o);
     return;
@@ -143,3 +173,22 @@ void evrt__table_release(struct evrt__table *t, struct evrt__obj *o) {
   }
   global_push(t, o);
 }
+
+#ifdef EVRT_TEST_HOOKS
+/* Test hook (tests/handle_generations.c, linked with evrt_static): give the
+ * live object named by h the generation gen (odd), as if its slot had been
+ * cycled that often, and return its new handle (0 if h is not live or gen
+ * is even).  No other call may use the object meanwhile. */
+uintptr_t evrt__test_set_generation(uintptr_t h, uint32_t gen);
+uintptr_t evrt__test_set_generation(uintptr_t h, uint32_t gen) {
+  uint64_t r = evrt__raw(h);
+  struct evrt__table *t = (r & 3u) == EVRT__TAG_STREAM ? &evrt__streams
+                                                        : &evrt__events;
+  struct evrt__obj *o = evrt__table_lookup(t, h);
+  if (!o || !(gen & 1u))
+    return 0;
+  uint64_t nr = (uint64_t)gen << 32 | (uint32_t)r;
+  atomic_store_explicit(&o->hw, nr, memory_order_release);
+  return evrt__pub(nr);
+}
+#endif

@@ -62,6 +62,7 @@ static evrt_status_t initialize(void) {
     atexit(at_exit);
     atexit_installed = true;
   }
+  evrt__handles_init();
   evrt__table_init(&evrt__streams, sizeof(struct evrt__stream),
                    EVRT__TAG_STREAM, NULL);
   evrt__table_init(&evrt__events, EVRT__EVENT_SLOT, EVRT__TAG_EVENT,
@@ -125,7 +126,13 @@ evrt_status_t evrt_shutdown(void) {
     return evrt__fail(EVRT_ERROR_WOULD_DEADLOCK,
                       "evrt_shutdown() called from a host function");
   pthread_mutex_lock(&init_lock);
-  atomic_store_explicit(&evrt__lib_state, EVRT__SHUTDOWN, memory_order_release);
+  /* seq_cst: a host registering a wait after evrt__wait_shutdown has
+   * looked at its stream reads it (wait.c) */
+  atomic_store_explicit(&evrt__lib_state, EVRT__SHUTDOWN, memory_order_seq_cst);
+  /* Hosts parked on work about to be discarded return
+   * EVRT_ERROR_SHUTDOWN now: one of them may be a host function holding a
+   * worker that the backend's shutdown waits for. */
+  evrt__wait_shutdown();
   evrt__backend->shutdown();
   evrt__ipc_shutdown();
   evrt__trace_finish();

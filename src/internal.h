@@ -65,6 +65,9 @@ static inline void evrt__prefetch_w(const void *p) {
   __builtin_prefetch(p, 1, 3);
 }
 void evrt__cpu_features_init(void);
+/* One past the highest user address this machine can map (os.c, set at
+ * init): a memory range ending beyond it is impossible. */
+extern uintptr_t evrt__user_va_end;
 
 #define EVRT_LIKELY(x) __builtin_expect(!!(x), 1)
 #define EVRT_UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -79,6 +82,11 @@ int evrt__futex_wait(atomic_uint *addr, uint32_t expected, int64_t timeout_ns,
                      int shared);
 void evrt__futex_wake(atomic_uint *addr, int count, int shared);
 uint64_t evrt__now_ns(void);
+/* The deadline ns after now, saturated: a huge delay or timeout (up to
+ * UINT64_MAX) means "never", not a wrap to the past. */
+static inline uint64_t evrt__deadline_after(uint64_t now, uint64_t ns) {
+  return ns > UINT64_MAX - now ? UINT64_MAX : now + ns;
+}
 int evrt__ncpu(void);
 void evrt__sleep_ns(uint64_t ns);
 /* A seq_cst fence, out of line (src/unix/os.c): gcc's ThreadSanitizer build
@@ -86,7 +94,9 @@ void evrt__sleep_ns(uint64_t ns);
  * (-Werror=tsan), and TSan does not model fences anyway.  For cold paths;
  * exec.c's settle keeps its own inline fence. */
 void evrt__fence_seq_cst(void);
-/* An integer environment variable in [lo, hi]; dflt if unset or invalid. */
+/* An integer environment variable in [lo, hi]; dflt if unset.  A value
+ * that is not such an integer gives dflt and a warning on stderr, once per
+ * variable, naming the variable, the value and the value used. */
 long evrt__env_long(const char *name, long dflt, long lo, long hi);
 static inline void evrt__cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -95,12 +105,61 @@ static inline void evrt__cpu_relax(void) {
   __asm__ __volatile__("yield");
 #endif
 }
-/* Tiny lock for short critical sections (spin briefly, then yield). */
+/*
+ * Back-off, for every wait of the core on another thread's short critical
+ * section (spin locks, the event seqlock, wlock, destroy's wait for pins):
+ * the caller re-checks what it waits for between calls.  64 pauses (a
+ * holder on another CPU is about to finish), then sched_yield (a holder
+ * preempted on this CPU runs), then, past EVRT__BACKOFF_YIELDS rounds, a
+ * 50 us sleep per round (a holder that is not running at all, stopped or
+ * starved, costs the waiter nothing).  The waits that may last long
+ * (host synchronize, idle workers) spin for a bounded time and then park
+ * on a futex instead (wait.c, pool.c).
+ *
+ * No system call is ever made while holding one of these spin-locked
+ * sections (a holder in a system call makes every waiter spin): work that
+ * needs one (scheduling a stream, malloc, free) is collected and done after
+ * the unlock.
+ */
+/* The white-box build (evrt_static, EVRT_TEST_HOOKS) counts the spin
+ * locks each thread holds and records every system call made by the core
+ * while one is held (evrt__test_spin_violations); the shared library
+ * compiles these to nothing. */
+#ifdef EVRT_TEST_HOOKS
+extern EVRT_TLS unsigned evrt__tls_spins_held;
+void evrt__spin_violation(const char *what);
+#define EVRT__SPIN_HELD(d) ((void)(evrt__tls_spins_held += (unsigned)(d)))
+#define EVRT__NO_SPIN_HELD(what)                                               \
+  do {                                                                         \
+    if (EVRT_UNLIKELY(evrt__tls_spins_held))                                   \
+      evrt__spin_violation(what);                                              \
+  } while (0)
+#else
+#define EVRT__SPIN_HELD(d) ((void)0)
+#define EVRT__NO_SPIN_HELD(what) ((void)0)
+#endif
+#define EVRT__BACKOFF_PAUSES 64u
+#define EVRT__BACKOFF_YIELDS 1000u
+struct evrt__backoff {
+  unsigned n;
+};
+void evrt__backoff_slow(struct evrt__backoff *b);
+static inline void evrt__backoff(struct evrt__backoff *b) {
+  if (EVRT_LIKELY(b->n < EVRT__BACKOFF_PAUSES)) {
+    b->n++;
+    evrt__cpu_relax();
+    return;
+  }
+  evrt__backoff_slow(b);
+}
+
+/* Tiny lock for short critical sections (spin with evrt__backoff). */
 typedef struct { atomic_uint v; } evrt__spin_t;
 void evrt__spin_lock_slow(evrt__spin_t *l);
 static inline void evrt__spin_lock(evrt__spin_t *l) {
   unsigned z = 0;
   /* acquire: the critical section must not float above the lock */
+  EVRT__SPIN_HELD(1);
   if (EVRT_LIKELY(atomic_compare_exchange_weak_explicit(
           &l->v, &z, 1, memory_order_acquire, memory_order_relaxed)))
     return;
@@ -108,6 +167,7 @@ static inline void evrt__spin_lock(evrt__spin_t *l) {
 }
 static inline void evrt__spin_unlock(evrt__spin_t *l) {
   atomic_store_explicit(&l->v, 0, memory_order_release);
+  EVRT__SPIN_HELD(-1);
 }
 
 /* --------------------------------------------------------------- errors */
@@ -167,8 +227,14 @@ static inline uint64_t evrt__thread_id(void) {
 }
 
 /* -------------------------------------------------------------- handles */
-/* Type-stable object slots.  Handle bits: [1:0] type tag, [31:2] index+1,
- * [63:32] slot generation (odd = live). */
+/* Type-stable object slots.  Raw handle bits: [1:0] type tag, [31:2]
+ * index+1, [63:32] slot generation (odd = live).  The value a caller sees
+ * is the raw handle XOR evrt__hkey, a key drawn at init (handle.c), so
+ * handle values differ from process to process: an integer guessed or kept
+ * from another run names nothing.  Everything inside the core (slot words,
+ * caches, ids) is raw; evrt__raw / evrt__pub convert at the API.  A slot
+ * whose generation would pass EVRT__GEN_LAST is retired, never reused, so
+ * a stale handle can never become valid again. */
 /* Graphs and executable graphs share tag 3 (src/graph.c); they have no
  * per-thread slot cache (evrt__tcaches covers tags 1 and 2). */
 enum { EVRT__TAG_STREAM = 1, EVRT__TAG_EVENT = 2, EVRT__TAG_GRAPH = 3 };
@@ -206,6 +272,22 @@ static inline bool evrt__obj_live(struct evrt__obj *o) {
   /* acquire: a caller that finds the slot live sees its initialization */
   return (atomic_load_explicit(&o->hw, memory_order_acquire) >> 32) & 1u;
 }
+
+/* The per-process handle key (handle.c): its generation half is even, so
+ * NULL (raw = the key) names an even, never live, generation. */
+extern uint64_t evrt__hkey;
+static inline uint64_t evrt__raw(uintptr_t h) { return (uint64_t)h ^ evrt__hkey; }
+static inline uintptr_t evrt__pub(uint64_t raw) {
+  return (uintptr_t)(raw ^ evrt__hkey);
+}
+/* The last live generation a slot gets: a slot whose incarnation of this
+ * generation dies is retired (its dead word keeps EVRT__GEN_LAST + 1), so
+ * generations never wrap around and a stale handle never revalidates. */
+#define EVRT__GEN_LAST 0xfffffffdu
+static inline bool evrt__dead_retired(uint64_t dead) {
+  return (uint32_t)(dead >> 32) > EVRT__GEN_LAST;
+}
+void evrt__handles_init(void);
 
 /* Per-thread cache of free slots, so that a create/destroy pair on one
  * thread touches no shared free list (the only atomic read-modify-write
@@ -292,17 +374,18 @@ static inline void evrt__table_kill(struct evrt__obj *o) {
   uint64_t h = atomic_load_explicit(&o->hw, memory_order_relaxed);
   atomic_store_explicit(&o->hw, evrt__dead_of(h), memory_order_release);
 }
-/* Make the incarnation named by h dead if it is live: true for exactly one
- * of any number of racing callers with the same h.  seq_cst: the first half
- * of a Dekker pair (see evrt_event_destroy). */
-static inline bool evrt__table_kill_handle(struct evrt__obj *o, uintptr_t h) {
-  uint64_t want = h;
-  return atomic_compare_exchange_strong(&o->hw, &want, evrt__dead_of(h));
+/* Make the incarnation named by raw handle r dead if it is live: true for
+ * exactly one of any number of racing callers with the same r.  seq_cst:
+ * the first half of a Dekker pair (see evrt_event_destroy). */
+static inline bool evrt__table_kill_handle(struct evrt__obj *o, uint64_t r) {
+  uint64_t want = r;
+  return atomic_compare_exchange_strong(&o->hw, &want, evrt__dead_of(r));
 }
+/* The (public) handle of a live object. */
 static inline uintptr_t evrt__handle_of(const struct evrt__table *t,
                                         struct evrt__obj *o) {
   (void)t;
-  return (uintptr_t)atomic_load_explicit(&o->hw, memory_order_relaxed);
+  return evrt__pub(atomic_load_explicit(&o->hw, memory_order_relaxed));
 }
 /* The slot at index with a runtime or (inlined, constant) slot size. */
 static inline struct evrt__obj *evrt__table_at_sized(struct evrt__table *t,
@@ -329,11 +412,11 @@ static inline struct evrt__obj *evrt__table_at(struct evrt__table *t,
                                                uint32_t index) {
   return evrt__table_at_sized(t, index, t->obj_size);
 }
-/* The slot a handle names, live or not; NULL if out of range.  Index 0
+/* The slot a raw handle names, live or not; NULL if out of range.  Index 0
  * (a zero low half) wraps to 0xffffffff and fails the range check. */
 static inline struct evrt__obj *evrt__table_slot(struct evrt__table *t,
-                                                 uintptr_t h, size_t size) {
-  uint32_t idx = ((uint32_t)h >> 2) - 1u;
+                                                 uint64_t r, size_t size) {
+  uint32_t idx = ((uint32_t)r >> 2) - 1u;
   if (EVRT_UNLIKELY(idx >= EVRT__MAX_SLOTS))
     return NULL;
   return evrt__table_at_sized(t, idx, size);
@@ -343,11 +426,12 @@ static inline struct evrt__obj *evrt__table_slot(struct evrt__table *t,
  * handle; a dead one's can match no handle that passed the range check). */
 static inline struct evrt__obj *
 evrt__table_lookup_sized(struct evrt__table *t, uintptr_t h, size_t size) {
-  struct evrt__obj *o = evrt__table_slot(t, h, size);
+  uint64_t r = evrt__raw(h);
+  struct evrt__obj *o = evrt__table_slot(t, r, size);
   /* acquire: pairs with the release in evrt__table_publish, so the
    * object's initialization is visible to the caller */
   if (EVRT_UNLIKELY(!o || atomic_load_explicit(&o->hw, memory_order_acquire) !=
-                              (uint64_t)h))
+                              r))
     return NULL;
   return o;
 }
@@ -466,6 +550,10 @@ struct evrt__stream {
   struct evrt__obj hdr;
   /* --- producers, under plock */
   evrt__spin_t plock;
+  /* Callers that validated the handle under plock and will push without
+   * it (evrt__stream_pin): destroy waits for them to leave.  Written
+   * under plock; read by destroy after the kill. */
+  atomic_uint pins;
   struct evrt__item *tail;  /* last linked item, or &stub */
   struct evrt__item *pfree; /* recycled items ready for reuse */
   /* Stored seq_cst after linking (Dekker pair with the worker going idle,
@@ -490,11 +578,24 @@ struct evrt__stream {
   atomic_uchar fail_stop; /* EVRT_FAILURE_STOP */
   int priority; /* its sign picks the run-queue ring (pool.c) */
   /* --- the worker that owns the stream */
+  /* (16 bits: at most EVRT__RETURN_BATCH + 1 and EVRT__RETURN_CAP plus a
+   * batch, exec.c; small, so that the blocked-on record fits this line) */
+  uint16_t n_done_local;
+  uint16_t n_returned; /* items this owner put in `returned` (an estimate) */
   struct evrt__item *head; /* last consumed item (or &stub) */
   struct evrt__item *done_local;
   struct evrt__item *done_local_tail;
-  uint32_t n_done_local;
-  uint32_t n_returned; /* items this owner put in `returned` (an estimate) */
+  /* What the stream is blocked on, for the self-deadlock detection of host
+   * functions (wait.c): its item at seq blk_at cannot complete before
+   * stream blk_src reaches blk_target.  Written (release) by the thread
+   * that owns the stream: its worker when a wait without timeout
+   * registers, a host function of it blocking in a synchronize.  Valid
+   * only while done_seq + 1 == blk_at, so it never needs clearing when
+   * the stream moves on (a host function's is cleared when its wait
+   * ends: the function runs on). */
+  _Atomic(struct evrt__stream *) blk_src;
+  atomic_uint_least64_t blk_at;
+  atomic_uint_least64_t blk_target;
   /* --- completion */
   _Alignas(64) atomic_uint_least64_t done_seq;
   /* Smallest target of any registered waiter (EVRT__WAKE_NONE: none); the
@@ -520,7 +621,9 @@ struct evrt__stream {
    * reads it on a stream they hold (a plain mov on x86 either way). */
   _Alignas(64) atomic_int device;
   bool is_default;
-  uint64_t id;
+  /* Atomic: error and trace paths read it on a handle that a destroy and
+   * a create may be recycling meanwhile (a plain mov on x86). */
+  atomic_uint_least64_t id;
   char name[64];
   /* The pending error's detail (under flock, a leaf; err_seq says whether
    * there is one). */
@@ -561,16 +664,48 @@ static inline uint64_t evrt__done(struct evrt__stream *s) {
   return atomic_load_explicit(&s->done_seq, memory_order_acquire);
 }
 
+/* Is h the live incarnation of s?  Under plock this is exact (destroy
+ * kills the handle under plock); elsewhere it is true at the moment of the
+ * load.  Relaxed: callers order it (plock, or an acquire load before it). */
+static inline bool evrt__stream_is(struct evrt__stream *s, evrt_stream_t h) {
+  return atomic_load_explicit(&s->hdr.hw, memory_order_relaxed) ==
+         evrt__raw((uintptr_t)h);
+}
+
 /* src/stream.c */
 evrt_status_t evrt__stream_new(int device, int priority, bool is_default,
                                struct evrt__stream **out);
-/* Allocate an item for s (from its recycle list or malloc) or NULL. */
+/* Allocate an item for s (from its recycle list or malloc) or NULL.  Safe
+ * on any incarnation of the slot, dead ones included (the recycle lists
+ * are only touched under plock, and items are interchangeable). */
 struct evrt__item *evrt__item_new(struct evrt__stream *s);
+/* The same from the recycle lists only (no malloc: callable under a spin
+ * lock), or NULL. */
+struct evrt__item *evrt__item_take(struct evrt__stream *s);
 void evrt__item_discard(struct evrt__stream *s, struct evrt__item *it);
 /* Free a ->next-linked list of items. */
 void evrt__items_free(struct evrt__item *list);
-/* Append a filled item; assigns it->seq and schedules the stream.  Never
- * fails. */
+/* Link a filled item if h is still s's live handle (checked under plock,
+ * where destroy kills it): its seq; 0 if the stream was destroyed (nothing
+ * linked: the caller still owns the item).  A call racing the destroy thus
+ * either links before the destroy looks at enq_seq, and its item runs, or
+ * links nothing.  The caller then calls evrt__stream_schedule once it holds
+ * no spin lock (scheduling may take the pool mutex and wake a worker). */
+uint64_t evrt__stream_link_live(struct evrt__stream *s, evrt_stream_t h,
+                                struct evrt__item *it);
+/* Make s runnable if it is idle with linked work (after a link, no spin
+ * lock held; a no-op if nothing is pending). */
+void evrt__stream_schedule(struct evrt__stream *s);
+/* Hold s alive across a section that pushes with evrt__stream_push without
+ * a handle (src/ipc.c): false if h is no longer s's live handle.  Destroy
+ * waits for every pin to go (the sections are short and run no user
+ * code). */
+bool evrt__stream_pin(struct evrt__stream *s, evrt_stream_t h);
+void evrt__stream_unpin(struct evrt__stream *s);
+/* Link a filled item to a stream the caller has pinned (or that nobody
+ * else can name: device_after.c's hidden stream); its seq.  Not scheduled:
+ * the caller calls evrt__stream_schedule after its section (src/ipc_proto.c
+ * pushes under an event lock). */
 uint64_t evrt__stream_push(struct evrt__stream *s, struct evrt__item *it);
 /* Append n filled items in order, in one producer-lock round trip (a
  * graph lane's items); returns the seq of the first. */
@@ -579,9 +714,10 @@ uint64_t evrt__stream_push_chain(struct evrt__stream *s,
 /* Allocate up to n items for s (recycled first); returns how many. */
 uint32_t evrt__items_new(struct evrt__stream *s, struct evrt__item **v,
                          uint32_t n);
-/* Enqueue a copy of the filled template (kind, union, flags) on s. */
-evrt_status_t evrt__enqueue(struct evrt__stream *s,
-                            const struct evrt__item *tmpl);
+/* Enqueue a copy of the filled template (kind, union, flags) on s, if h is
+ * still its live handle (checked under plock, as every push). */
+evrt_status_t evrt__enqueue(struct evrt__stream *s, evrt_stream_t h,
+                           const struct evrt__item *tmpl);
 /* Free a drained, destroyed stream (called by the worker). */
 void evrt__stream_free(struct evrt__stream *s);
 /* Wait on the calling thread until s->done_seq >= target. */
@@ -594,7 +730,10 @@ struct evrt__event {
   struct evrt__obj hdr;
   /* Seqlock and writer lock: odd while a writer holds it. */
   atomic_uint lock;
-  unsigned flags;
+  /* Atomic (relaxed): read before the lock by calls whose handle a destroy
+   * and a create may be recycling meanwhile; they re-check the handle
+   * before acting on what they read. */
+  atomic_uint flags;
   atomic_int device;            /* -1 until first record / export */
   /* Latest generation (seqlock): src == 0 means unrecorded. */
   atomic_uintptr_t src;         /* struct evrt__stream * */
@@ -611,11 +750,11 @@ struct evrt__event {
   struct evrt__waitrec *wrec;
   uint32_t nwrec, capwrec;
   bool has_resource;
-  bool imported;
+  atomic_bool imported; /* as flags */
   struct evrt__item *nr_waiters; /* legacy next-record waiters (lock) */
   /* interprocess shared state (src/ipc.h), NULL until first record/export */
   _Atomic(struct evrt__ipc_map *) ipc;
-  uint64_t id;
+  atomic_uint_least64_t id; /* as flags */
 };
 
 struct evrt__waitrec {
@@ -743,10 +882,24 @@ void evrt__stream_notify(struct evrt__stream *s, uint64_t seq);
 /* Register a parked wait item on its source stream; false if the dependency
  * is already satisfied (then nothing was registered). */
 bool evrt__stream_add_waiter(struct evrt__item *it);
+/* s (owned by the caller) cannot pass its item at seq `at` before src
+ * reaches target (see blk_src); at = 0 clears. */
+static inline void evrt__stream_blocked_on(struct evrt__stream *s,
+                                           struct evrt__stream *src,
+                                           uint64_t target, uint64_t at) {
+  /* release, all three: a reader that sees a record written after the
+   * stream moved past `at` sees that move in done_seq (wait.c) */
+  atomic_store_explicit(&s->blk_src, src, memory_order_release);
+  atomic_store_explicit(&s->blk_target, target, memory_order_release);
+  atomic_store_explicit(&s->blk_at, at, memory_order_release);
+}
 void evrt__stream_remove_waiter(struct evrt__item *it);
 /* A new incarnation of a stream slot: empty waiter lists (under wlock: a
  * waiter of the previous incarnation may still look at them). */
 void evrt__stream_waiters_reset(struct evrt__stream *s);
+/* evrt_shutdown: wake every host parked in a wait with
+ * EVRT_ERROR_SHUTDOWN (the state is SHUTDOWN already; any thread). */
+void evrt__wait_shutdown(void);
 /* src/cpu/timer.c: resume it->owner at it->deadline. */
 evrt_status_t evrt__timer_arm(struct evrt__item *it);
 void evrt__timer_cancel(struct evrt__item *it);

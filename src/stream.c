@@ -11,6 +11,18 @@
  * QUEUED and pushes it to the run queue.  The worker going idle stores IDLE
  * and then re-reads enq_seq (exec.c): one of the two always sees the other,
  * so no item is ever left behind in an idle stream.
+ *
+ * Destroy racing enqueue.  A producer looks the handle up without a lock,
+ * so by the time it links, the stream may have been destroyed, drained,
+ * freed and its slot reused by a new create.  Destroy kills the handle
+ * under plock, and every producer checks the handle again under plock
+ * before it links: one that finds it live links before the destroy looks
+ * at enq_seq (so the destroy leaves the stream to the worker that drains
+ * it, and the item runs); one that finds it dead, or another incarnation's,
+ * links nothing and fails with EVRT_ERROR_INVALID_HANDLE.  The recycle
+ * lists (pfree, returned) may be used on any incarnation: they are only
+ * touched under plock (or by the owning worker) and never reset by a
+ * create, and their items are interchangeable.
  */
 #include "internal.h"
 
@@ -32,24 +44,31 @@ evrt_status_t evrt__stream_new(int device, int priority, bool is_default,
   uint64_t done = atomic_load_explicit(&s->done_seq, memory_order_relaxed);
   atomic_store_explicit(&s->stub.qnext, NULL, memory_order_relaxed);
   s->head = s->tail = &s->stub;
-  s->pfree = NULL;
-  atomic_store_explicit(&s->returned, NULL, memory_order_relaxed);
+  /* pfree and returned are not reset: evrt__stream_free emptied them
+   * under plock, and a producer still holding a stale handle may use them
+   * under plock meanwhile (evrt__item_new). */
   atomic_store_explicit(&s->capture, NULL, memory_order_relaxed);
   unsigned w = atomic_load_explicit(&s->state, memory_order_relaxed);
   atomic_store_explicit(&s->state, ((EVRT__INC(w) + 1) << 4) | EVRT__S_IDLE,
                         memory_order_relaxed);
   atomic_store_explicit(&s->destroyed, false, memory_order_relaxed);
-  atomic_store_explicit(&s->enq_seq, done, memory_order_relaxed);
+  /* release (here and for device, wait_failures): a caller still holding
+   * the previous incarnation's handle may read these before it re-checks
+   * the handle (acquire), and must then find it dead */
+  atomic_store_explicit(&s->enq_seq, done, memory_order_release);
   s->done_local = s->done_local_tail = NULL;
   s->n_done_local = 0;
   s->n_returned = 0;
   evrt__stream_waiters_reset(s);
   evrt__failure_reset(s);
-  atomic_store_explicit(&s->wait_failures, 0, memory_order_relaxed);
-  atomic_store_explicit(&s->device, device, memory_order_relaxed);
-  s->priority = priority < 0 ? -1 : 0;
+  atomic_store_explicit(&s->wait_failures, 0, memory_order_release);
+  atomic_store_explicit(&s->device, device, memory_order_release);
+  s->priority = priority;
   s->is_default = is_default;
-  s->id = atomic_fetch_add_explicit(&next_stream_id, 1, memory_order_relaxed) + 1;
+  atomic_store_explicit(
+      &s->id,
+      atomic_fetch_add_explicit(&next_stream_id, 1, memory_order_relaxed) + 1,
+      memory_order_relaxed);
   s->name[0] = 0;
   st = evrt__pool_reserve(s);
   if (EVRT_UNLIKELY(st)) {
@@ -60,7 +79,9 @@ evrt_status_t evrt__stream_new(int device, int priority, bool is_default,
     evrt__check_stream_new(s);
   evrt__table_publish(&s->hdr);
   if (EVRT_TRACING())
-    evrt__trace_stream_name(device, s->id, NULL);
+    evrt__trace_stream_name(device, atomic_load_explicit(&s->id,
+                                                         memory_order_relaxed),
+                            NULL);
   *out = s;
   return EVRT_SUCCESS;
 }
@@ -84,10 +105,11 @@ void evrt__stream_free(struct evrt__stream *s) {
     evrt__free(s->head);
   s->head = &s->stub;
   evrt__spin_lock(&s->plock);
-  evrt__items_free(s->pfree);
+  struct evrt__item *pfree = s->pfree;
   s->pfree = NULL;
   s->tail = &s->stub;
   evrt__spin_unlock(&s->plock);
+  evrt__items_free(pfree); /* free() after the spin lock: it may trim */
   evrt__items_free(atomic_exchange_explicit(&s->returned, NULL, memory_order_acquire));
   evrt__items_free(s->done_local);
   s->done_local = s->done_local_tail = NULL;
@@ -121,13 +143,18 @@ static void init_item(struct evrt__stream *s, struct evrt__item *it) {
   it->label[0] = 0;
 }
 
-struct evrt__item *evrt__item_new(struct evrt__stream *s) {
+struct evrt__item *evrt__item_take(struct evrt__stream *s) {
   evrt__spin_lock(&s->plock);
   struct evrt__item *it = pop_free_locked(s);
   evrt__spin_unlock(&s->plock);
-  if (!it)
-    it = evrt__malloc(sizeof *it);
   if (it)
+    init_item(s, it);
+  return it;
+}
+
+struct evrt__item *evrt__item_new(struct evrt__stream *s) {
+  struct evrt__item *it = evrt__item_take(s);
+  if (!it && (it = evrt__malloc(sizeof *it)))
     init_item(s, it);
   return it;
 }
@@ -156,7 +183,9 @@ static uint64_t link_locked(struct evrt__stream *s, struct evrt__item *it) {
   return seq;
 }
 
-/* After linking, with plock released: make an idle stream runnable. */
+/* After linking, with plock released (and no other spin lock held: this
+ * may take the pool mutex and wake a worker): make an idle stream
+ * runnable. */
 static void schedule(struct evrt__stream *s) {
   unsigned w = atomic_load_explicit(&s->state, memory_order_seq_cst);
   if (EVRT__ST(w) == EVRT__S_IDLE &&
@@ -172,7 +201,8 @@ uint64_t evrt__stream_push(struct evrt__stream *s, struct evrt__item *it) {
   evrt__spin_lock(&s->plock);
   uint64_t seq = link_locked(s, it);
   evrt__spin_unlock(&s->plock);
-  schedule(s);
+  /* not scheduled here: the caller may hold an event lock; the pin's
+   * owner calls evrt__stream_schedule after releasing it */
   return seq;
 }
 
@@ -210,18 +240,78 @@ uint32_t evrt__items_new(struct evrt__stream *s, struct evrt__item **v,
   return k;
 }
 
+uint64_t evrt__stream_link_live(struct evrt__stream *s, evrt_stream_t h,
+                                struct evrt__item *it) {
+  if (EVRT_UNLIKELY(evrt__check_on))
+    it->check = evrt__check_enqueue(s, it);
+  evrt__spin_lock(&s->plock);
+  if (EVRT_UNLIKELY(!evrt__stream_is(s, h))) {
+    evrt__spin_unlock(&s->plock);
+    if (EVRT_UNLIKELY(evrt__check_on)) {
+      evrt__check_discard(it->check);
+      it->check = NULL;
+    }
+    return 0;
+  }
+  uint64_t seq = link_locked(s, it);
+  evrt__spin_unlock(&s->plock);
+  return seq;
+}
+
+void evrt__stream_schedule(struct evrt__stream *s) {
+  /* nothing linked (or all of it run already): nothing to schedule */
+  if (evrt__done(s) >= atomic_load_explicit(&s->enq_seq, memory_order_seq_cst))
+    return;
+  schedule(s);
+}
+
+bool evrt__stream_pin(struct evrt__stream *s, evrt_stream_t h) {
+  evrt__spin_lock(&s->plock);
+  bool live = evrt__stream_is(s, h);
+  if (live)
+    atomic_store_explicit(
+        &s->pins, atomic_load_explicit(&s->pins, memory_order_relaxed) + 1,
+        memory_order_relaxed);
+  evrt__spin_unlock(&s->plock);
+  return live;
+}
+
+void evrt__stream_unpin(struct evrt__stream *s) {
+  evrt__spin_lock(&s->plock);
+  /* release: a destroy that reads the count at zero (acquire) sees the
+   * item this section linked (its enq_seq) */
+  atomic_store_explicit(
+      &s->pins, atomic_load_explicit(&s->pins, memory_order_relaxed) - 1,
+      memory_order_release);
+  evrt__spin_unlock(&s->plock);
+}
+
+static __attribute__((cold, noinline)) evrt_status_t
+destroyed_meanwhile(evrt_stream_t h) {
+  return evrt__fail(EVRT_ERROR_INVALID_HANDLE,
+                    "stream %p destroyed during the call", (void *)h);
+}
+
 /* Allocate, fill and push in one plock round trip (the hot path of host
  * functions). */
-static evrt_status_t enqueue(struct evrt__stream *s, const struct evrt__item *tmpl,
-                             const char *label) {
+static evrt_status_t enqueue(struct evrt__stream *s, evrt_stream_t h,
+                             const struct evrt__item *tmpl, const char *label) {
   evrt_status_t st;
-  /* A capturing stream takes a graph node instead (src/capture.c). */
-  if (EVRT_UNLIKELY(evrt__stream_capturing(s)) &&
+  /* A capturing stream takes a graph node instead (src/capture.c), if the
+   * handle is still live (a stale one must not add to the graph of a
+   * stream that reused the slot). */
+  if (EVRT_UNLIKELY(evrt__stream_capturing(s)) && evrt__stream_is(s, h) &&
       evrt__capture_item(s, tmpl, label, &st))
     return st;
   void *chk = EVRT_UNLIKELY(evrt__check_on) ? evrt__check_enqueue(s, tmpl)
                                             : NULL;
   evrt__spin_lock(&s->plock);
+  /* The handle again, under the lock destroy kills it under (top of file) */
+  if (EVRT_UNLIKELY(!evrt__stream_is(s, h))) {
+    evrt__spin_unlock(&s->plock);
+    evrt__check_discard(chk);
+    return destroyed_meanwhile(h);
+  }
   struct evrt__item *it = pop_free_locked(s);
   if (EVRT_UNLIKELY(!it)) {
     /* Allocate outside the lock; the recycle lists were empty anyway. */
@@ -232,6 +322,12 @@ static evrt_status_t enqueue(struct evrt__stream *s, const struct evrt__item *tm
                         "cannot allocate a work item");
     }
     evrt__spin_lock(&s->plock);
+    if (EVRT_UNLIKELY(!evrt__stream_is(s, h))) {
+      evrt__spin_unlock(&s->plock);
+      evrt__free(it);
+      evrt__check_discard(chk);
+      return destroyed_meanwhile(h);
+    }
   }
   *it = *tmpl;
   if (EVRT_UNLIKELY(evrt__check_on))
@@ -251,9 +347,9 @@ static evrt_status_t enqueue(struct evrt__stream *s, const struct evrt__item *tm
   return EVRT_SUCCESS;
 }
 
-evrt_status_t evrt__enqueue(struct evrt__stream *s,
+evrt_status_t evrt__enqueue(struct evrt__stream *s, evrt_stream_t h,
                            const struct evrt__item *tmpl) {
-  return enqueue(s, tmpl, NULL);
+  return enqueue(s, h, tmpl, NULL);
 }
 
 static inline __attribute__((always_inline)) evrt_status_t
@@ -296,7 +392,6 @@ evrt_status_t evrt_stream_create(evrt_stream_t *stream, int device,
   st = evrt__stream_new(device, priority, false, &s);
   if (st)
     return st;
-  s->priority = priority;
   *stream = evrt__stream_handle(s);
   return EVRT_SUCCESS;
 }
@@ -306,23 +401,36 @@ evrt_status_t evrt_stream_destroy(evrt_stream_t h) {
   evrt_status_t st = get_stream(h, &s);
   if (st)
     return st;
-  if (s->is_default)
-    return evrt__fail(EVRT_ERROR_NOT_PERMITTED,
-                      "the default stream of device %d cannot be destroyed",
-                      s->device);
-  if (EVRT_UNLIKELY(evrt__stream_capturing(s)) &&
+  /* (a stale handle must not invalidate the capture of a stream that
+   * reused the slot: checked first, without the lock; the destroy itself
+   * checks again under it) */
+  if (EVRT_UNLIKELY(evrt__stream_capturing(s)) && evrt__stream_is(s, h) &&
       evrt__capture_destroy_stream(s, &st))
     return st;
   evrt__spin_lock(&s->plock);
   /* Check the generation again under the lock: two racing destroys of the
-   * same handle must not both succeed. */
-  if ((uintptr_t)evrt__stream_handle(s) != (uintptr_t)h) {
+   * same handle must not both succeed, and the slot may have been freed
+   * and reused since the lookup (is_default is read only once the handle
+   * is known live: a create reusing the slot writes it). */
+  if (!evrt__stream_is(s, h)) {
     evrt__spin_unlock(&s->plock);
     return evrt__fail(EVRT_ERROR_INVALID_HANDLE, "stream %p already destroyed",
                       (void *)h);
   }
+  if (s->is_default) {
+    evrt__spin_unlock(&s->plock);
+    return evrt__fail(EVRT_ERROR_NOT_PERMITTED,
+                      "the default stream of device %d cannot be destroyed",
+                      atomic_load_explicit(&s->device, memory_order_relaxed));
+  }
   evrt__table_kill(&s->hdr);
   evrt__spin_unlock(&s->plock);
+  /* No producer links after the kill; one that pinned the stream before it
+   * (evrt__stream_pin) pushes without the handle: let it finish, so that
+   * its item is seen below (acquire: pairs with evrt__stream_unpin). */
+  struct evrt__backoff b = {0};
+  while (atomic_load_explicit(&s->pins, memory_order_acquire) != 0)
+    evrt__backoff(&b);
   /* Until `destroyed` is set nobody frees the stream, so this is the
    * incarnation being destroyed.  Once it is set, the worker that drains the
    * stream may free it and a create may reuse the slot: the CAS below must
@@ -354,8 +462,14 @@ evrt_status_t evrt_stream_query(evrt_stream_t h) {
   if (EVRT_UNLIKELY(evrt__stream_capturing(s)))
     return evrt__capture_stream_misuse(s, "queried");
   uint64_t enq = atomic_load_explicit(&s->enq_seq, memory_order_acquire);
+  bool done = evrt__done(s) >= enq;
+  /* The counters were this incarnation's if the handle is still live after
+   * the (acquire) loads of them: a create reusing the slot publishes its
+   * handle before anyone enqueues on it. */
+  if (EVRT_UNLIKELY(!evrt__stream_is(s, h)))
+    return destroyed_meanwhile(h);
   /* complete: a pending error of its work (src/failure.c) is reported */
-  if (evrt__done(s) < enq)
+  if (!done)
     return EVRT_NOT_READY;
   if (EVRT_UNLIKELY(evrt__check_on))
     evrt__check_observe_stream(s, enq);
@@ -366,17 +480,20 @@ evrt_status_t evrt_stream_query(evrt_stream_t h) {
 static __attribute__((noinline)) evrt_status_t
 stream_sync_wait(struct evrt__stream *s, uint64_t enq, int64_t timeout_ns) {
   evrt_status_t st;
+  /* read while the handle is known live (the caller checked it since) */
+  uint64_t id = atomic_load_explicit(&s->id, memory_order_relaxed);
   if (evrt__tls_stream == s)
     return evrt__fail(EVRT_ERROR_WOULD_DEADLOCK,
                       "stream %llu synchronized from its own host function",
-                      (unsigned long long)s->id);
+                      (unsigned long long)id);
   uint64_t t0 = EVRT_TRACING() ? evrt__now_ns() : 0;
+  /* (s, enq) stays valid if s is destroyed meanwhile: seqs only grow */
   st = evrt__wait_seq(s, enq, timeout_ns, false);
   if (EVRT_TRACING())
-    evrt__trace_host_wait("stream_synchronize", s->id, t0, evrt__now_ns());
+    evrt__trace_host_wait("stream_synchronize", id, t0, evrt__now_ns());
   if (st == EVRT_ERROR_TIMEOUT)
     return evrt__fail(st, "stream %llu not done after %lld ns",
-                      (unsigned long long)s->id, (long long)timeout_ns);
+                      (unsigned long long)id, (long long)timeout_ns);
   if (EVRT_UNLIKELY(evrt__check_on) && !st)
     evrt__check_observe_stream(s, enq);
   return st ? st : evrt__error_check(s, enq);
@@ -391,7 +508,11 @@ evrt_status_t evrt_stream_synchronize_timeout(evrt_stream_t h,
   if (EVRT_UNLIKELY(evrt__any_capture()) && evrt__capture_sync_stream(s, &st))
     return st;
   uint64_t enq = atomic_load_explicit(&s->enq_seq, memory_order_acquire);
-  if (evrt__done(s) >= enq) {
+  bool done = evrt__done(s) >= enq;
+  /* as in evrt_stream_query: enq was this incarnation's */
+  if (EVRT_UNLIKELY(!evrt__stream_is(s, h)))
+    return destroyed_meanwhile(h);
+  if (done) {
     if (EVRT_UNLIKELY(evrt__check_on))
       evrt__check_observe_stream(s, enq);
     return evrt__error_check(s, enq);
@@ -403,54 +524,81 @@ evrt_status_t evrt_stream_synchronize(evrt_stream_t h) {
   return evrt_stream_synchronize_timeout(h, -1);
 }
 
-evrt_status_t evrt_stream_get_device(evrt_stream_t h, int *device) {
-  struct evrt__stream *s = NULL;
-  evrt_status_t st = get_stream(h, &s);
+/* The attribute getters and set_name: look the stream up and hold plock
+ * with the handle checked under it, so that a create recycling the slot
+ * cannot be writing what they read (true: the caller unlocks). */
+static evrt_status_t lock_stream(evrt_stream_t h, struct evrt__stream **out) {
+  evrt_status_t st = get_stream(h, out);
   if (st)
     return st;
-  if (!device)
+  evrt__spin_lock(&(*out)->plock);
+  if (!evrt__stream_is(*out, h)) {
+    evrt__spin_unlock(&(*out)->plock);
+    return destroyed_meanwhile(h);
+  }
+  return EVRT_SUCCESS;
+}
+
+evrt_status_t evrt_stream_get_device(evrt_stream_t h, int *device) {
+  struct evrt__stream *s = NULL;
+  evrt_status_t st = lock_stream(h, &s);
+  if (st)
+    return st;
+  if (!device) {
+    evrt__spin_unlock(&s->plock);
     return evrt__fail(EVRT_ERROR_INVALID_VALUE, "device is NULL");
-  *device = s->device;
+  }
+  *device = atomic_load_explicit(&s->device, memory_order_relaxed);
+  evrt__spin_unlock(&s->plock);
   return EVRT_SUCCESS;
 }
 
 evrt_status_t evrt_stream_get_priority(evrt_stream_t h, int *priority) {
   struct evrt__stream *s = NULL;
-  evrt_status_t st = get_stream(h, &s);
+  evrt_status_t st = lock_stream(h, &s);
   if (st)
     return st;
-  if (!priority)
+  if (!priority) {
+    evrt__spin_unlock(&s->plock);
     return evrt__fail(EVRT_ERROR_INVALID_VALUE, "priority is NULL");
+  }
   *priority = s->priority;
+  evrt__spin_unlock(&s->plock);
   return EVRT_SUCCESS;
 }
 
 evrt_status_t evrt_stream_get_id(evrt_stream_t h, uint64_t *id) {
   struct evrt__stream *s = NULL;
-  evrt_status_t st = get_stream(h, &s);
+  evrt_status_t st = lock_stream(h, &s);
   if (st)
     return st;
-  if (!id)
+  if (!id) {
+    evrt__spin_unlock(&s->plock);
     return evrt__fail(EVRT_ERROR_INVALID_VALUE, "id is NULL");
-  *id = s->id;
+  }
+  *id = atomic_load_explicit(&s->id, memory_order_relaxed);
+  evrt__spin_unlock(&s->plock);
   return EVRT_SUCCESS;
 }
 
 evrt_status_t evrt_stream_set_name(evrt_stream_t h, const char *name) {
   struct evrt__stream *s = NULL;
-  evrt_status_t st = get_stream(h, &s);
+  evrt_status_t st = lock_stream(h, &s);
   if (st)
     return st;
-  if (!name)
+  if (!name) {
+    evrt__spin_unlock(&s->plock);
     return evrt__fail(EVRT_ERROR_INVALID_VALUE, "name is NULL");
-  evrt__spin_lock(&s->plock);
+  }
   strncpy(s->name, name, sizeof s->name - 1);
   s->name[sizeof s->name - 1] = 0;
+  int dev = atomic_load_explicit(&s->device, memory_order_relaxed);
+  uint64_t id = atomic_load_explicit(&s->id, memory_order_relaxed);
   evrt__spin_unlock(&s->plock);
   if (EVRT_UNLIKELY(evrt__check_on))
     evrt__check_stream_name(s, name);
   /* Always: the trace writer remembers names given before tracing starts. */
-  evrt__trace_stream_name(s->device, s->id, name);
+  evrt__trace_stream_name(dev, id, name);
   return EVRT_SUCCESS;
 }
 
@@ -468,12 +616,18 @@ evrt_status_t evrt_launch_host_func_labeled(evrt_stream_t h, evrt_host_fn fn,
   t.deadline = 0;
   t.u.host.fn = fn;
   t.u.host.user = user;
-  return enqueue(s, &t, label);
+  return enqueue(s, h, &t, label);
 }
 
 evrt_status_t evrt_launch_host_func(evrt_stream_t h, evrt_host_fn fn,
                                     void *user) {
   return evrt_launch_host_func_labeled(h, fn, user, NULL);
+}
+
+/* Does [p, p + n) wrap or end past the user address space?  (n > 0) */
+static bool bad_range(const void *p, size_t n) {
+  uintptr_t a = (uintptr_t)p;
+  return n > evrt__user_va_end || a > evrt__user_va_end - n;
 }
 
 static evrt_status_t mem_item(evrt_stream_t h, int kind, void *dst,
@@ -482,10 +636,24 @@ static evrt_status_t mem_item(evrt_stream_t h, int kind, void *dst,
   evrt_status_t st = get_stream(h, &s);
   if (st)
     return st;
+  const char *what = kind == EVRT__ITEM_MEMCPY ? "memcpy" : "memset";
   if (n && (!dst || (kind == EVRT__ITEM_MEMCPY && !src)))
     return evrt__fail(EVRT_ERROR_INVALID_VALUE, "%s of %zu bytes with a NULL "
-                      "pointer", kind == EVRT__ITEM_MEMCPY ? "memcpy" : "memset",
-                      n);
+                      "pointer", what, n);
+  /* An impossible range (it wraps around the address space, or ends beyond
+   * what this machine can map) would be accepted and then crash the worker
+   * or scribble over memory: refuse it now.  Overlapping memcpy ranges are
+   * fine (the cpu backend copies as memmove: docs/design.md section 11). */
+  if (EVRT_UNLIKELY(n && bad_range(dst, n)))
+    return evrt__fail(EVRT_ERROR_INVALID_VALUE,
+                      "%s of %zu bytes to %p: the range wraps around the "
+                      "address space or ends past its top (%#lx)",
+                      what, n, dst, (unsigned long)evrt__user_va_end);
+  if (EVRT_UNLIKELY(n && kind == EVRT__ITEM_MEMCPY && bad_range(src, n)))
+    return evrt__fail(EVRT_ERROR_INVALID_VALUE,
+                      "memcpy of %zu bytes from %p: the range wraps around "
+                      "the address space or ends past its top (%#lx)",
+                      n, src, (unsigned long)evrt__user_va_end);
   struct evrt__item t;
   memset(&t, 0, sizeof t);
   t.kind = (uint8_t)kind;
@@ -493,7 +661,7 @@ static evrt_status_t mem_item(evrt_stream_t h, int kind, void *dst,
   t.u.mem.src = src;
   t.u.mem.value = value;
   t.u.mem.n = n;
-  return enqueue(s, &t, NULL);
+  return enqueue(s, h, &t, NULL);
 }
 
 evrt_status_t evrt_memcpy_async(evrt_stream_t h, void *dst, const void *src,
@@ -515,7 +683,7 @@ evrt_status_t evrt_stream_delay(evrt_stream_t h, uint64_t delay_ns) {
   memset(&t, 0, sizeof t);
   t.kind = EVRT__ITEM_DELAY;
   t.u.delay.ns = delay_ns;
-  return enqueue(s, &t, NULL);
+  return enqueue(s, h, &t, NULL);
 }
 
 evrt_status_t evrt_stream_wait_failures(evrt_stream_t h, uint64_t *count) {
@@ -525,6 +693,10 @@ evrt_status_t evrt_stream_wait_failures(evrt_stream_t h, uint64_t *count) {
     return st;
   if (!count)
     return evrt__fail(EVRT_ERROR_INVALID_VALUE, "count is NULL");
-  *count = atomic_load_explicit(&s->wait_failures, memory_order_relaxed);
+  /* acquire orders the handle check after it (as evrt_stream_query) */
+  uint64_t n = atomic_load_explicit(&s->wait_failures, memory_order_acquire);
+  if (!evrt__stream_is(s, h))
+    return destroyed_meanwhile(h);
+  *count = n;
   return EVRT_SUCCESS;
 }

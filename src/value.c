@@ -307,7 +307,7 @@ static evrt_status_t value_item(evrt_stream_t h, uint64_t *addr,
   if (kind == EVRT__ITEM_VALUE_WAIT &&
       !atomic_load_explicit(&evrt__value_armed, memory_order_relaxed))
     atomic_store_explicit(&evrt__value_armed, true, memory_order_seq_cst);
-  return evrt__enqueue(s, &t);
+  return evrt__enqueue(s, h, &t);
 }
 
 evrt_status_t evrt_stream_wait_value64(evrt_stream_t h, uint64_t *addr,

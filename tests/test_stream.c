@@ -64,6 +64,48 @@ TEST(memset_then_memcpy_in_stream_order) {
   ASSERT_OK(evrt_stream_destroy(s));
 }
 
+/* Ranges that wrap around the address space or end past its top are
+ * EVRT_ERROR_INVALID_VALUE at the call (they used to be accepted, and the
+ * worker then crashed), and change nothing; overlapping memcpy ranges are
+ * allowed and copy as memmove does (docs/design.md, section 11). */
+TEST(impossible_memory_ranges_are_invalid_value_and_change_nothing) {
+  evrt_stream_t s;
+  ASSERT_OK(evrt_stream_create(&s, 0, 0, 0));
+  static unsigned char buf[64];
+  memset(buf, 3, sizeof buf);
+  ASSERT_ST(evrt_memset_async(s, buf, 0, (size_t)-1),
+            EVRT_ERROR_INVALID_VALUE);
+  ASSERT(strstr(evrt_last_error_message(), "wraps") != NULL);
+  ASSERT_ST(evrt_memcpy_async(s, buf, buf + 8, SIZE_MAX),
+            EVRT_ERROR_INVALID_VALUE);
+  ASSERT_ST(evrt_memset_async(s, buf, 0, SIZE_MAX / 2),
+            EVRT_ERROR_INVALID_VALUE);
+  /* no wrap, but beyond any address space a process has (2^60 bytes) */
+  ASSERT_ST(evrt_memset_async(s, buf, 0, (size_t)1 << 60),
+            EVRT_ERROR_INVALID_VALUE);
+  /* the source alone is impossible */
+  ASSERT_ST(evrt_memcpy_async(s, buf, (void *)(UINTPTR_MAX - 16), 32),
+            EVRT_ERROR_INVALID_VALUE);
+  ASSERT_ST(evrt_memcpy_async(s, (void *)(UINTPTR_MAX - 16), buf, 32),
+            EVRT_ERROR_INVALID_VALUE);
+  /* nothing was enqueued: the stream is idle, the buffer untouched */
+  ASSERT_OK(evrt_stream_query(s));
+  ASSERT_OK(evrt_stream_synchronize(s));
+  for (size_t i = 0; i < sizeof buf; i++)
+    ASSERT_EQ(buf[i], 3);
+  /* overlapping ranges copy as memmove */
+  for (int i = 0; i < 64; i++)
+    buf[i] = (unsigned char)i;
+  ASSERT_OK(evrt_memcpy_async(s, buf + 4, buf, 32));
+  ASSERT_OK(evrt_memcpy_async(s, buf + 40, buf + 44, 16));
+  ASSERT_OK(evrt_stream_synchronize(s));
+  for (int i = 0; i < 32; i++)
+    ASSERT_EQ(buf[4 + i], i);
+  for (int i = 0; i < 16; i++)
+    ASSERT_EQ(buf[40 + i], 44 + i);
+  ASSERT_OK(evrt_stream_destroy(s));
+}
+
 static void *sync_thread(void *p) {
   evrt_stream_synchronize(*(evrt_stream_t *)p);
   return NULL;

@@ -73,10 +73,15 @@ TEST(host_waiters_on_different_targets_each_return_at_their_own) {
    * with different targets. */
   for (int k = NW - 1; k >= 0; k--)
     ASSERT(pthread_create(&w[k].th, NULL, waiter_main, &w[k]) == 0);
-  sleep_ms(60); /* every waiter is parked (or timed out) by now */
+  sleep_ms(60); /* most waiters are parked by now */
+  /* The two with a timeout give up before the gate opens: by order, not by
+   * time (a loaded machine may start a thread later than 60 ms). */
+  pthread_join(w[1].th, NULL);
+  pthread_join(w[4].th, NULL);
   atomic_store(&gate, 1);
   for (int k = 0; k < NW; k++)
-    pthread_join(w[k].th, NULL);
+    if (k != 1 && k != 4)
+      pthread_join(w[k].th, NULL);
   for (int k = 0; k < NW; k++) {
     if (k == 1 || k == 4) {
       ASSERT_ST(w[k].st, EVRT_ERROR_TIMEOUT);
@@ -231,6 +236,12 @@ static void short_fn(void *p) {
   usleep(100);
 }
 
+static atomic_int late_gate;
+static void wait_late_gate(void *p) {
+  (void)p;
+  WAIT_UNTIL(atomic_load(&late_gate), 20000);
+}
+
 TEST(wait_status_keeps_a_pending_wait_among_many_passed_ones) {
   enum { N = 200 };
   evrt_stream_t src, late, s[8];
@@ -243,8 +254,11 @@ TEST(wait_status_keeps_a_pending_wait_among_many_passed_ones) {
   ASSERT_OK(evrt_launch_host_func(src, short_fn, NULL));
   ASSERT_OK(evrt_event_record(e, src));
   ASSERT_OK(evrt_event_synchronize(e));
-  /* the late stream reaches its wait only after a long delay */
-  ASSERT_OK(evrt_stream_delay(late, 300 * MS));
+  /* the late stream reaches its wait only once the checks below are done
+   * (a gate, not a delay: a loaded sanitizer run took longer than any
+   * delay chosen here) */
+  atomic_store(&late_gate, 0);
+  ASSERT_OK(evrt_launch_host_func(late, wait_late_gate, NULL));
   ASSERT_OK(evrt_stream_wait_event(late, e));
   /* many waits on busy streams: recorded, and passed soon after */
   for (int i = 0; i < N; i++) {
@@ -256,6 +270,7 @@ TEST(wait_status_keeps_a_pending_wait_among_many_passed_ones) {
   }
   ASSERT_ST(evrt_stream_query(late), EVRT_NOT_READY);
   ASSERT_ST(evrt_event_wait_status(e), EVRT_NOT_READY); /* late pending */
+  atomic_store(&late_gate, 1);
   ASSERT_OK(evrt_stream_synchronize(late));
   ASSERT_OK(evrt_event_wait_status(e));
   evrt_event_destroy(e);

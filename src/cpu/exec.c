@@ -350,6 +350,11 @@ static bool run_wait(struct evrt__stream *s, struct evrt__item *it) {
         it->phase = 1;
         if (it->deadline && evrt__timer_arm(it) != EVRT_SUCCESS)
           it->deadline = 0; /* no timer memory: wait without timeout */
+        /* For host functions' self-deadlock detection (wait.c): this
+         * stream is stuck here until src reaches target (a wait with a
+         * timeout is not: it ends by itself). */
+        if (!it->deadline)
+          evrt__stream_blocked_on(s, it->u.ev.src, it->u.ev.target, it->seq);
       }
     } else if (ok && it->phase == 1) {
       /* acquire: pairs with the notifier's release after unlinking */
@@ -448,7 +453,9 @@ bool evrt__exec_run_item(struct evrt__stream *s, struct evrt__item *it) {
     if (it->phase == 0) {
       if (it->u.delay.ns == 0)
         return true;
-      it->deadline = now + it->u.delay.ns;
+      /* saturated: evrt_stream_delay(UINT64_MAX) waits for ever, where
+       * the sum wrapped to the past and the delay ended at once */
+      it->deadline = evrt__deadline_after(now, it->u.delay.ns);
       it->phase = 1;
       if (evrt__timer_arm(it) != EVRT_SUCCESS) {
         /* No memory for the timer: degrade to sleeping on this worker

@@ -261,6 +261,7 @@ static void append_locked(struct evrt__stream *s) {
 void evrt__pool_push_many(struct evrt__stream **v, int n) {
   if (n <= 0)
     return;
+  EVRT__NO_SPIN_HELD("run queue push (pool mutex, futex wake)");
   pthread_mutex_lock(&P.lock);
   for (int i = 0; i < n; i++)
     append_locked(v[i]);
@@ -475,10 +476,8 @@ static void *monitor_main(void *arg) {
 evrt_status_t evrt__pool_init(void) {
   evrt__cpu_features_init();
   int ncpu = evrt__ncpu();
-  const char *v = getenv("EVRT_WORKERS");
-  int base = v ? atoi(v) : 0;
-  if (base <= 0 || base > 256)
-    base = ncpu < 2 ? 2 : ncpu;
+  /* default: one per CPU, at least 2 (a bad value warns, os.c) */
+  int base = (int)evrt__env_long("EVRT_WORKERS", ncpu < 2 ? 2 : ncpu, 1, 256);
   pthread_mutex_lock(&P.lock);
   P.base = base;
   P.max = base + 62;

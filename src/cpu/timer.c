@@ -97,6 +97,7 @@ static void *timer_main(void *arg) {
 }
 
 evrt_status_t evrt__timer_arm(struct evrt__item *it) {
+  EVRT__NO_SPIN_HELD("timer arm (mutex)");
   evrt_status_t st = EVRT_SUCCESS;
   pthread_mutex_lock(&T.lock);
   if (it->timer_idx >= 0 && it->timer_idx < T.n && T.heap[it->timer_idx] == it) {

@@ -23,14 +23,16 @@
  */
 #include "internal.h"
 
-#include <sched.h>
 #include <stdlib.h>
 
 struct evrt__hwaiter {
   struct evrt__hwaiter *next;
   uint64_t target;
-  atomic_uint futex; /* 0 = waiting; 1 = unlinked and woken by notify */
+  /* 0 = waiting; 1 = unlinked and woken by notify (target reached);
+   * 2 = unlinked and woken by evrt_shutdown (the work was discarded) */
+  atomic_uint futex;
 };
+enum { HW_WAITING = 0, HW_REACHED = 1, HW_SHUTDOWN = 2 };
 
 #define EVRT__SPIN_MAX_NS 20000u
 static atomic_uint spin_base_ns; /* EVRT_SPIN_NS or the default */
@@ -41,10 +43,7 @@ static EVRT_TLS int64_t tls_budget = -1;
 uint64_t evrt__spin_budget_ns(void) {
   unsigned b = atomic_load_explicit(&spin_base_ns, memory_order_relaxed);
   if (EVRT_UNLIKELY(b == 0)) {
-    const char *v = getenv("EVRT_SPIN_NS");
-    long x = v ? strtol(v, NULL, 10) : 4000;
-    if (x < 0 || x > (long)EVRT__SPIN_MAX_NS)
-      x = 4000;
+    long x = evrt__env_long("EVRT_SPIN_NS", 4000, 0, EVRT__SPIN_MAX_NS);
     b = (unsigned)x + 1; /* +1: 0 means "not read yet" */
     atomic_store_explicit(&spin_base_ns, b, memory_order_relaxed);
   }
@@ -59,24 +58,21 @@ uint64_t evrt__spin_budget_ns(void) {
  * while the bit is set. */
 static __attribute__((noinline)) void wlock_slow(struct evrt__stream *s,
                                                  uint64_t t) {
-  for (unsigned n = 0;; n++) {
+  struct evrt__backoff b = {0};
+  for (;;) {
     uint64_t w = atomic_load_explicit(&s->wake_at, memory_order_relaxed);
     if (!(w & EVRT__WLOCK) &&
         atomic_compare_exchange_weak_explicit(
             &s->wake_at, &w, (t < w ? t : w) | EVRT__WLOCK,
             memory_order_seq_cst, memory_order_relaxed))
       return;
-    /* On 2 cores the holder may be preempted: yield instead of burning the
-     * core it needs. */
-    if (n < 64)
-      evrt__cpu_relax();
-    else
-      sched_yield();
+    evrt__backoff(&b);
   }
 }
 
 /* Lock s's waiter lists, lowering wake_at to t (EVRT__WAKE_NONE: as is). */
 static inline void wlock_lower(struct evrt__stream *s, uint64_t t) {
+  EVRT__SPIN_HELD(1);
   uint64_t w = atomic_load_explicit(&s->wake_at, memory_order_relaxed);
   if (EVRT_LIKELY(!(w & EVRT__WLOCK)) &&
       atomic_compare_exchange_weak_explicit(
@@ -94,11 +90,13 @@ static inline void wlock(struct evrt__stream *s) {
 static inline void wunlock(struct evrt__stream *s) {
   uint64_t w = atomic_load_explicit(&s->wake_at, memory_order_relaxed);
   atomic_store_explicit(&s->wake_at, w & ~EVRT__WLOCK, memory_order_release);
+  EVRT__SPIN_HELD(-1);
 }
 
 /* Unlock with a new target (notify's recomputation). */
 static inline void wunlock_set(struct evrt__stream *s, uint64_t t) {
   atomic_store_explicit(&s->wake_at, t, memory_order_release);
+  EVRT__SPIN_HELD(-1);
 }
 
 void evrt__stream_waiters_reset(struct evrt__stream *s) {
@@ -117,6 +115,93 @@ static void hw_unlink_locked(struct evrt__stream *s, struct evrt__hwaiter *hw) {
     }
 }
 
+/*
+ * Self-deadlock of a host function (issue 13, item 6).  A host function of
+ * stream A (the running item, seq evrt__tls_seq + 1) that waits for
+ * (x, t) waits for ever if reaching (x, t) needs A to get past that item:
+ * directly (x == A, t > evrt__tls_seq: checked by the callers too), or
+ * through a chain of blocked streams: x's next item (done + 1 <= t) is a
+ * wait registered on (y, u) that y has not reached, y's is blocked on z...
+ * up to A.  Each stream says what it is blocked on (blk_src, blk_target,
+ * blk_at: a registered wait without timeout, or a host function of it
+ * blocked in a synchronize); the chain from (x, t) is followed through
+ * those records, at most EVRT__CHAIN_MAX links.  It is read twice: if no
+ * stream of it moved (done_seq) and no record changed between the two
+ * reads, the chain was there, whole, at an instant between them, and then
+ * for good (each link waits on the next, the last on A, which waits on
+ * us).  A chain that is not closed yet (a stream still running towards its
+ * wait) is looked at again while the host function waits: at the start of
+ * the wait and then after 1, 2, 4, ... 64 ms.
+ *
+ * Not followed: waits with a timeout (they end by themselves), legacy
+ * next-record waits not bound yet (the record they will bind to is not
+ * known), interprocess waits, and a wait still queued behind other items
+ * of a stream that is running (found once that stream reaches it).
+ */
+#define EVRT__CHAIN_MAX 32
+
+struct link {
+  struct evrt__stream *x;
+  uint64_t done, at, target;
+  struct evrt__stream *src;
+};
+
+/* One read of the chain from (x, t); n links into path.  1: it ends at
+ * the calling host function's stream beyond its position; 0: it ends
+ * elsewhere (reached, or a stream not blocked). */
+static int chain_read(struct evrt__stream *x, uint64_t t, struct link *path,
+                      int *n) {
+  struct evrt__stream *self = evrt__tls_stream;
+  *n = 0;
+  for (int k = 0; k < EVRT__CHAIN_MAX; k++) {
+    if (x == self)
+      return t > evrt__tls_seq;
+    struct link *l = &path[(*n)++];
+    l->x = x;
+    l->done = evrt__done(x);
+    if (l->done >= t)
+      return 0;
+    /* acquire, all: see evrt__stream_blocked_on */
+    l->at = atomic_load_explicit(&x->blk_at, memory_order_acquire);
+    l->src = atomic_load_explicit(&x->blk_src, memory_order_acquire);
+    l->target = atomic_load_explicit(&x->blk_target, memory_order_acquire);
+    if (l->at != l->done + 1 || !l->src)
+      return 0; /* not blocked (on record) before reaching t */
+    x = l->src;
+    t = l->target;
+  }
+  return 0; /* too long, or a cycle of other streams: not ours to judge */
+}
+
+/* Does waiting for (x, t) on this host function's thread wait for the
+ * host function itself?  (Caller: a host function, evrt__tls_stream set.) */
+static bool waits_on_self(struct evrt__stream *x, uint64_t t) {
+  struct link a[EVRT__CHAIN_MAX], b[EVRT__CHAIN_MAX];
+  int na, nb;
+  if (!chain_read(x, t, a, &na))
+    return false;
+  if (!chain_read(x, t, b, &nb) || na != nb)
+    return false;
+  for (int i = 0; i < na; i++)
+    if (a[i].x != b[i].x || a[i].done != b[i].done || a[i].at != b[i].at ||
+        a[i].src != b[i].src || a[i].target != b[i].target)
+      return false; /* something moved: look again later */
+  return true;
+}
+
+static __attribute__((cold, noinline)) evrt_status_t
+self_deadlock(struct evrt__stream *x, uint64_t t) {
+  return evrt__fail(EVRT_ERROR_WOULD_DEADLOCK,
+                    "a host function of stream %llu waits for stream %llu "
+                    "to reach item %llu, which waits (through the streams' "
+                    "waits) for that host function to finish",
+                    (unsigned long long)atomic_load_explicit(
+                        &evrt__tls_stream->id, memory_order_relaxed),
+                    (unsigned long long)atomic_load_explicit(
+                        &x->id, memory_order_relaxed),
+                    (unsigned long long)t);
+}
+
 evrt_status_t evrt__wait_seq(struct evrt__stream *s, uint64_t target,
                              int64_t timeout_ns, bool blocking) {
   if (evrt__done(s) >= target)
@@ -124,7 +209,8 @@ evrt_status_t evrt__wait_seq(struct evrt__stream *s, uint64_t target,
   if (EVRT_UNLIKELY(evrt__check_on) && !evrt__check_tls_waiting)
     return evrt__check_wait_seq(s, target, timeout_ns, blocking); /* cycles */
   uint64_t start = evrt__now_ns();
-  uint64_t deadline = timeout_ns >= 0 ? start + (uint64_t)timeout_ns : 0;
+  uint64_t deadline =
+      timeout_ns >= 0 ? evrt__deadline_after(start, (uint64_t)timeout_ns) : 0;
   if (!blocking) {
     uint64_t base = evrt__spin_budget_ns();
     if (tls_budget < 0)
@@ -143,6 +229,8 @@ evrt_status_t evrt__wait_seq(struct evrt__stream *s, uint64_t target,
       evrt__cpu_relax();
       if ((i & 15) == 0) {
         now = evrt__now_ns();
+        if (!evrt__running())
+          break; /* shut down: below, not by spinning */
         /* Streams are ready but no worker has taken them: every worker is
          * busy, and on a machine with as many workers as cores this spin
          * holds a core one of them needs (a fan-out: the host spinning on
@@ -165,6 +253,16 @@ evrt_status_t evrt__wait_seq(struct evrt__stream *s, uint64_t target,
     }
   }
   evrt_status_t r = EVRT_SUCCESS;
+  /* On a host function: would this wait for the host function itself? */
+  struct evrt__stream *self = evrt__tls_stream;
+  if (EVRT_UNLIKELY(self != NULL)) {
+    if (waits_on_self(s, target))
+      return self_deadlock(s, target);
+    /* blocked: other host functions' detection follows us through this */
+    if (timeout_ns < 0)
+      evrt__stream_blocked_on(self, s, target, evrt__tls_seq + 1);
+  }
+  int64_t recheck_ns = 1000000; /* host functions: 1, 2, 4 ... 64 ms */
   struct evrt__hwaiter hw = {.next = NULL, .target = target};
   atomic_init(&hw.futex, 0);
   wlock_lower(s, target);
@@ -177,6 +275,13 @@ evrt_status_t evrt__wait_seq(struct evrt__stream *s, uint64_t target,
       break;
     if (atomic_load_explicit(&s->done_seq, memory_order_seq_cst) >= target)
       break; /* reached before (or while) we registered */
+    /* Shut down before evrt__wait_shutdown looked at this stream's list:
+     * it will not wake us.  (It stores the state and then takes every
+     * wlock; we registered under wlock and then read the state.) */
+    if (EVRT_UNLIKELY(!evrt__running())) {
+      r = EVRT_ERROR_SHUTDOWN;
+      break;
+    }
     int64_t left = -1;
     if (deadline) {
       uint64_t now = evrt__now_ns();
@@ -186,20 +291,78 @@ evrt_status_t evrt__wait_seq(struct evrt__stream *s, uint64_t target,
       }
       left = (int64_t)(deadline - now);
     }
+    if (EVRT_UNLIKELY(self != NULL)) {
+      /* A chain to us may close while we wait: look again now and then. */
+      if (waits_on_self(s, target)) {
+        r = EVRT_ERROR_WOULD_DEADLOCK;
+        break;
+      }
+      if (left < 0 || left > recheck_ns)
+        left = recheck_ns;
+      if (recheck_ns < 64000000)
+        recheck_ns *= 2;
+    }
     evrt__futex_wait(&hw.futex, 0, left, 0);
   }
+  if (EVRT_UNLIKELY(self != NULL))
+    evrt__stream_blocked_on(self, NULL, 0, 0); /* it runs on */
   if (!atomic_load_explicit(&hw.futex, memory_order_acquire)) {
-    /* Leaving without notify's help (reached at registration, or timed
-     * out): take ourselves off the list before the frame goes away. */
+    /* Leaving without notify's help (reached at registration, timed out,
+     * shut down): take ourselves off the list before the frame goes
+     * away. */
     wlock(s);
     if (!atomic_load_explicit(&hw.futex, memory_order_relaxed))
       hw_unlink_locked(s, &hw);
     wunlock(s);
-    /* A notify that ran meanwhile means the target was reached after all. */
-    if (r == EVRT_ERROR_TIMEOUT && evrt__done(s) >= target)
-      r = EVRT_SUCCESS;
   }
+  if (atomic_load_explicit(&hw.futex, memory_order_relaxed) == HW_SHUTDOWN)
+    r = EVRT_ERROR_SHUTDOWN;
+  /* Reached after all (a notify ran meanwhile, or the work completed as
+   * the library shut down): success. */
+  if (r != EVRT_SUCCESS && evrt__done(s) >= target)
+    r = EVRT_SUCCESS;
+  if (r == EVRT_ERROR_SHUTDOWN)
+    return evrt__fail(r, "evrt_shutdown() was called during the wait; the "
+                         "work waited for was discarded");
+  if (r == EVRT_ERROR_WOULD_DEADLOCK)
+    return self_deadlock(s, target);
   return r;
+}
+
+void evrt__wait_shutdown(void) {
+  /* The library state is SHUTDOWN (stored seq_cst before this): a waiter
+   * registering from now on sees it after its registration (wlock orders
+   * the two).  Wake every host parked in a wait: its work will never
+   * complete (queued and parked streams are discarded; a host function
+   * blocked in a synchronize would keep its worker, and the shutdown
+   * waiting for that worker, for ever).  Slots are type-stable: each
+   * stream slot ever handed out is looked at, live or not. */
+  enum { BATCH = 32 };
+  atomic_uint *wake[BATCH];
+  struct evrt__table *t = &evrt__streams;
+  uint32_t n = atomic_load_explicit(&t->next_unused, memory_order_acquire);
+  for (uint32_t i = 0; i < n; i++) {
+    struct evrt__stream *s = (struct evrt__stream *)evrt__table_at(t, i);
+    if (!s)
+      continue;
+    for (;;) {
+      int nw = 0;
+      wlock(s);
+      while (s->hwaiters && nw < BATCH) {
+        struct evrt__hwaiter *hw = s->hwaiters;
+        s->hwaiters = hw->next;
+        wake[nw++] = &hw->futex;
+        /* last touch of the waiter's frame, as in notify */
+        atomic_store_explicit(&hw->futex, HW_SHUTDOWN, memory_order_release);
+      }
+      bool more = s->hwaiters != NULL;
+      wunlock(s);
+      for (int k = 0; k < nw; k++)
+        evrt__futex_wake(wake[k], 1, 0);
+      if (!more)
+        break;
+    }
+  }
 }
 
 /* Caller holds src->wlock: unlink the item *p points to (prev is the item
@@ -299,7 +462,7 @@ void evrt__stream_notify(struct evrt__stream *s, uint64_t seq) {
         /* Last touch of the waiter's frame: once it sees 1 it may return.
          * (The wake-up below may then reach a dead frame's address: a
          * harmless spurious wake-up for whatever sleeps there next.) */
-        atomic_store_explicit(&hw->futex, 1, memory_order_release);
+        atomic_store_explicit(&hw->futex, HW_REACHED, memory_order_release);
       } else {
         more |= hw->target <= seq;
         if (hw->target < min)

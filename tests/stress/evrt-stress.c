@@ -8,7 +8,19 @@
  * serializes the calls that touch one object with a test-side mutex per
  * stream slot and per event slot (event before stream), so the order of the
  * calls on each object is known, while the runtime still sees concurrent
- * calls on different objects from several threads.  From that order the
+ * calls on different objects from several threads.  Destroys are the
+ * exception: they run without the mutex, racing any call on the object
+ * (issue 13, item 1).  The destroying thread marks the slot "dying" under
+ * the mutex, lets go of it, destroys the handle, creates the replacement
+ * (most likely in the same slot of the runtime: its own slot cache) and
+ * only then installs it under the mutex.  Meanwhile calls on the old handle
+ * may succeed or fail with EVRT_ERROR_INVALID_HANDLE, and the model takes
+ * either, exactly: a call that succeeded enters the model as usual (its host
+ * function must run once, its record is the event's generation...); one that
+ * failed must leave nothing (its host function never runs, its memset never
+ * writes, its record never counts); once one call on a handle was refused,
+ * every later one must be (the destroy is a point in time), and a call made
+ * after the destroy returned must be refused.  From that order the
  * model computes, for every host function, its frontier: for each stream,
  * how many host functions of it must have finished before this one starts
  * (stream order plus wait edges bound to the generation current at the wait
@@ -20,8 +32,10 @@
  *  - live, in every host function: everything in its frontier has finished;
  *  - after synchronize / a successful query: everything the object captured
  *    has finished;
- *  - at the end of the round: every host function ran exactly once (nothing
- *    lost, destroyed streams included), each stream's log (appended without
+ *  - at the end of the round: every accepted host function ran exactly once
+ *    and every refused one never (nothing lost, destroyed streams
+ *    included), the memset and memcpy buffers of each stream hold the
+ *    values of its last accepted ones, each stream's log (appended without
  *    atomics: only stream order makes that race-free, which TSan checks) is
  *    its enqueue order, start/end sequence numbers from one atomic counter
  *    respect stream order and every frontier, event states and record counts
@@ -116,6 +130,7 @@ struct hf {
   unsigned spin_ns;       /* busy work, to widen race windows */
   atomic_uint_least64_t start, end; /* global sequence numbers, 0 = not yet */
   atomic_int runs;
+  atomic_int refused;     /* its launch failed (racing a destroy): never runs */
   uint16_t front[MAX_MS]; /* frontier: host functions per stream before us */
 };
 
@@ -126,21 +141,32 @@ struct mstream {
   int log[MAX_HF];      /* appended by the host functions, in stream order */
   int log_len;
   char buf[8];          /* target of the stream's memset items */
+  char cbuf[8];         /* target of its memcpy items */
+  int nfill;            /* memsets and memcpys accepted (values 1..255) */
+  int last_set, last_cpy; /* value of the last accepted one, 0 = none */
   uint16_t front[MAX_MS]; /* what the stream's next item must follow */
 };
 
 enum gen_state { GEN_NONE, GEN_CERTAIN, GEN_UNCERTAIN };
 
+/* Racing destroys (top of the file): `dying` and `refused` under the slot
+ * mutex; `gone` is set by the destroying thread when the destroy has
+ * returned, without the mutex. */
 struct sslot {
   pthread_mutex_t mu;
   evrt_stream_t h;
   int ms;
   unsigned incarnation;
+  bool dying;     /* a destroy of h may be running now */
+  bool refused;   /* a call on h was refused: every later one must be */
+  atomic_int gone;
 };
 
 struct eslot {
   pthread_mutex_t mu;
   evrt_event_t h;
+  bool dying, refused; /* as in struct sslot */
+  atomic_int gone;
   unsigned flags;
   int dev;               /* -1 until the first successful record */
   uint64_t rec_count;
@@ -229,6 +255,10 @@ static int new_mstream(int dev) {
   ms->dev = dev;
   ms->nhf = 0;
   ms->log_len = 0;
+  memset(ms->buf, 0, sizeof ms->buf);
+  memset(ms->cbuf, 0, sizeof ms->cbuf);
+  ms->nfill = 0;
+  ms->last_set = ms->last_cpy = 0;
   memset(ms->front, 0, sizeof ms->front);
   return m;
 }
@@ -244,13 +274,63 @@ static unsigned random_event_flags(uint64_t *rng) {
   return f;
 }
 
-static void event_slot_init(struct eslot *e, uint64_t *rng) {
-  e->flags = random_event_flags(rng);
-  EXPECT_ST(evrt_event_create(&e->h, e->flags), EVRT_SUCCESS);
+/* A new event in slot e (under its mutex, or before the threads start). */
+static void event_slot_install(struct eslot *e, evrt_event_t h,
+                               unsigned flags) {
+  e->h = h;
+  e->flags = flags;
+  e->dying = e->refused = false;
+  atomic_store(&e->gone, 0);
   e->dev = -1;
   e->rec_count = 0;
   e->gs = GEN_NONE;
   memset(e->gen, 0, sizeof e->gen);
+}
+
+static void event_slot_init(struct eslot *e, uint64_t *rng) {
+  unsigned flags = random_event_flags(rng);
+  evrt_event_t h = NULL;
+  EXPECT_ST(evrt_event_create(&h, flags), EVRT_SUCCESS);
+  event_slot_install(e, h, flags);
+}
+
+/* --------------------------------------------- racing destroys: outcomes */
+
+/* Under the slot mutexes: the outcome of a call on the slots' handles (e or
+ * s may be NULL), read `gone` before the call (gs, ge).  Returns true if
+ * the call took effect (st == ok) and the model must apply it, false if it
+ * was refused because a destroy raced it (allowed while the slot is dying;
+ * required once the destroy returned).  Anything else fails the round. */
+/* Calls that raced a destroy of a handle they named, by outcome. */
+static atomic_long g_raced_ok, g_raced_refused;
+
+static bool took_effect(const char *what, evrt_status_t st, evrt_status_t ok,
+                        struct sslot *s, int gs, struct eslot *e, int ge) {
+  bool sdying = s && s->dying, edying = e && e->dying;
+  if (sdying || edying)
+    atomic_fetch_add(st == ok ? &g_raced_ok : &g_raced_refused, 1);
+  if (st == ok) {
+    if (gs || ge)
+      fail("%s returned %s on a handle whose destroy had returned", what,
+           evrt_err_name(st));
+    else if ((s && s->refused) || (e && e->refused))
+      fail("%s returned %s after a call on the same handle was refused",
+           what, evrt_err_name(st));
+    return true;
+  }
+  if (st == EVRT_ERROR_INVALID_HANDLE && (sdying || edying)) {
+    /* Which handle was refused is known only when one slot is dying. */
+    if (sdying && !edying)
+      s->refused = true;
+    else if (edying && !sdying)
+      e->refused = true;
+    return false;
+  }
+  fail("%s returned %s, want %s%s (%s)", what, evrt_err_name(st),
+       evrt_err_name(ok),
+       sdying || edying ? " or EVRT_ERROR_INVALID_HANDLE (racing destroy)" : "",
+       evrt_last_error_message());
+  return false;
 }
 
 /* ----------------------------------------------------------------- ops */
@@ -268,12 +348,13 @@ static void op_host_fn(struct sslot *s, uint64_t *rng) {
   atomic_store(&h->start, 0);
   atomic_store(&h->end, 0);
   atomic_store(&h->runs, 0);
+  atomic_store(&h->refused, 0);
   memcpy(h->front, m->front, sizeof h->front);
   m->hf_ids[m->nhf] = id;
+  int gone = atomic_load(&s->gone);
   evrt_status_t st = evrt_launch_host_func(s->h, hf_run, h);
-  if (st != EVRT_SUCCESS) {
-    fail("launch_host_func: %s (%s)", evrt_err_name(st),
-         evrt_last_error_message());
+  if (!took_effect("launch_host_func", st, EVRT_SUCCESS, s, gone, NULL, 0)) {
+    atomic_store(&h->refused, 1);
     return;
   }
   m->nhf++;
@@ -285,14 +366,9 @@ static void op_record(struct eslot *e, struct sslot *s) {
   evrt_status_t want =
       e->dev >= 0 && e->dev != m->dev ? EVRT_ERROR_DEVICE_MISMATCH
                                       : EVRT_SUCCESS;
+  int gs = atomic_load(&s->gone), ge = atomic_load(&e->gone);
   evrt_status_t st = evrt_event_record(e->h, s->h);
-  if (st != want) {
-    fail("record (event dev %d, stream dev %d): %s, want %s (%s)", e->dev,
-         m->dev, evrt_err_name(st), evrt_err_name(want),
-         evrt_last_error_message());
-    return;
-  }
-  if (st != EVRT_SUCCESS)
+  if (!took_effect("record", st, want, s, gs, e, ge) || st != EVRT_SUCCESS)
     return;
   e->dev = m->dev;
   e->rec_count++;
@@ -301,67 +377,128 @@ static void op_record(struct eslot *e, struct sslot *s) {
 }
 
 static void op_wait(struct eslot *e, struct sslot *s) {
-  EXPECT_ST(evrt_stream_wait_event(s->h, e->h), EVRT_SUCCESS);
-  if (e->gs == GEN_CERTAIN)
+  int gs = atomic_load(&s->gone), ge = atomic_load(&e->gone);
+  evrt_status_t st = evrt_stream_wait_event(s->h, e->h);
+  if (took_effect("stream_wait_event", st, EVRT_SUCCESS, s, gs, e, ge) &&
+      e->gs == GEN_CERTAIN)
     merge(R.ms[s->ms].front, e->gen);
 }
 
 static void op_reset(struct eslot *e, struct sslot *s, uint64_t *rng) {
+  int gs = atomic_load(&s->gone), ge = atomic_load(&e->gone);
+  evrt_status_t st = evrt_event_reset(e->h, s->h);
   if (e->rec_count == 0) {
-    EXPECT_ST(evrt_event_reset(e->h, s->h), EVRT_ERROR_NOT_RECORDED);
+    took_effect("reset (never recorded)", st, EVRT_ERROR_NOT_RECORDED, s, gs,
+                e, ge);
     return;
   }
-  EXPECT_ST(evrt_event_reset(e->h, s->h), EVRT_SUCCESS);
+  if (!took_effect("reset", st, EVRT_SUCCESS, s, gs, e, ge))
+    return;
   e->gs = GEN_UNCERTAIN;
   /* A host function behind the reset: when every host function has run,
    * the reset has executed too (even on a stream destroyed since). */
   op_host_fn(s, rng);
 }
 
-static void op_event_destroy(struct eslot *e, uint64_t *rng) {
-  EXPECT_ST(evrt_event_destroy(e->h), EVRT_SUCCESS);
-  pthread_mutex_lock(&stale_mu);
-  stale_e[stale_ne++ % STALE_RING] = e->h;
-  pthread_mutex_unlock(&stale_mu);
-  event_slot_init(e, rng);
+/* A short random pause outside the slot mutex: calls of other threads on
+ * the dying handle get in meanwhile. */
+static void race_pause(uint64_t *rng) {
+  unsigned ns = rnd(rng, 4) == 0 ? 0 : rnd(rng, 30000);
+  uint64_t t0 = now_ns();
+  while (now_ns() - t0 < ns)
+    ;
 }
 
+/* Destroy the slot's event without its mutex, racing the calls of the
+ * other threads (top of the file), then install a new event. */
+static void op_event_destroy(struct eslot *e, uint64_t *rng) {
+  pthread_mutex_lock(&e->mu);
+  if (e->dying) { /* another thread is destroying it */
+    pthread_mutex_unlock(&e->mu);
+    return;
+  }
+  e->dying = true;
+  evrt_event_t h = e->h;
+  pthread_mutex_unlock(&e->mu);
+  race_pause(rng);
+  EXPECT_ST(evrt_event_destroy(h), EVRT_SUCCESS);
+  atomic_store(&e->gone, 1);
+  pthread_mutex_lock(&stale_mu);
+  stale_e[stale_ne++ % STALE_RING] = h;
+  pthread_mutex_unlock(&stale_mu);
+  /* Most likely the same slot of the runtime (this thread's slot cache):
+   * the calls still made on h must not touch the new event. */
+  unsigned flags = random_event_flags(rng);
+  evrt_event_t nh = NULL;
+  EXPECT_ST(evrt_event_create(&nh, flags), EVRT_SUCCESS);
+  race_pause(rng);
+  pthread_mutex_lock(&e->mu);
+  event_slot_install(e, nh, flags);
+  pthread_mutex_unlock(&e->mu);
+}
+
+/* As op_event_destroy, for a stream (its pending work still runs). */
 static void op_stream_destroy(struct sslot *s, uint64_t *rng) {
   int dev = (int)rnd(rng, NDEV);
-  int m = new_mstream(dev);
-  if (m < 0)
+  pthread_mutex_lock(&s->mu);
+  int m = s->dying ? -1 : new_mstream(dev);
+  if (m < 0) {
+    pthread_mutex_unlock(&s->mu);
     return;
-  EXPECT_ST(evrt_stream_destroy(s->h), EVRT_SUCCESS);
+  }
+  s->dying = true;
+  evrt_stream_t h = s->h;
+  pthread_mutex_unlock(&s->mu);
+  race_pause(rng);
+  EXPECT_ST(evrt_stream_destroy(h), EVRT_SUCCESS);
+  atomic_store(&s->gone, 1);
   pthread_mutex_lock(&stale_mu);
-  stale_s[stale_ns++ % STALE_RING] = s->h;
+  stale_s[stale_ns++ % STALE_RING] = h;
   pthread_mutex_unlock(&stale_mu);
-  EXPECT_ST(evrt_stream_create(&s->h, dev, rnd(rng, 3) == 0 ? -1 : 0, 0),
+  evrt_stream_t nh = NULL;
+  EXPECT_ST(evrt_stream_create(&nh, dev, rnd(rng, 3) == 0 ? -1 : 0, 0),
             EVRT_SUCCESS);
+  race_pause(rng);
+  pthread_mutex_lock(&s->mu);
+  s->h = nh;
   s->ms = m;
   s->incarnation++;
+  s->dying = s->refused = false;
+  atomic_store(&s->gone, 0);
+  pthread_mutex_unlock(&s->mu);
 }
 
 static void op_stream_sync(struct sslot *s) {
-  EXPECT_ST(evrt_stream_synchronize(s->h), EVRT_SUCCESS);
+  int gs = atomic_load(&s->gone);
+  evrt_status_t st = evrt_stream_synchronize(s->h);
+  if (!took_effect("stream_synchronize", st, EVRT_SUCCESS, s, gs, NULL, 0))
+    return;
   check_front(R.ms[s->ms].front, "stream_synchronize");
-  EXPECT_ST(evrt_stream_query(s->h), EVRT_SUCCESS);
+  gs = atomic_load(&s->gone);
+  st = evrt_stream_query(s->h);
+  took_effect("stream_query after synchronize", st, EVRT_SUCCESS, s, gs,
+              NULL, 0);
 }
 
 static void op_stream_query(struct sslot *s) {
+  int gs = atomic_load(&s->gone);
   evrt_status_t st = evrt_stream_query(s->h);
   if (st == EVRT_SUCCESS)
     check_front(R.ms[s->ms].front, "stream_query SUCCESS");
-  else if (st != EVRT_NOT_READY)
-    fail("stream_query: %s", evrt_err_name(st));
+  took_effect("stream_query", st, st == EVRT_NOT_READY ? st : EVRT_SUCCESS,
+              s, gs, NULL, 0);
 }
 
 static void op_event_sync(struct eslot *e) {
-  EXPECT_ST(evrt_event_synchronize(e->h), EVRT_SUCCESS);
-  if (e->gs == GEN_CERTAIN)
+  int ge = atomic_load(&e->gone);
+  evrt_status_t st = evrt_event_synchronize(e->h);
+  if (took_effect("event_synchronize", st, EVRT_SUCCESS, NULL, 0, e, ge) &&
+      e->gs == GEN_CERTAIN)
     check_front(e->gen, "event_synchronize");
 }
 
 static void op_event_query(struct eslot *e) {
+  int ge = atomic_load(&e->gone);
   evrt_status_t st = evrt_event_query(e->h);
   if (st == EVRT_SUCCESS) {
     if (e->gs == GEN_CERTAIN)
@@ -369,14 +506,39 @@ static void op_event_query(struct eslot *e) {
   } else if (st == EVRT_NOT_READY) {
     if (e->gs == GEN_NONE)
       fail("event_query of a never-recorded event: NOT_READY (rule 2)");
-  } else {
-    fail("event_query: %s", evrt_err_name(st));
   }
+  if (!took_effect("event_query", st,
+                   st == EVRT_NOT_READY ? st : EVRT_SUCCESS, NULL, 0, e, ge))
+    return;
   evrt_event_info_t info = {.struct_size = sizeof info};
-  EXPECT_ST(evrt_event_get_info(e->h, &info), EVRT_SUCCESS);
-  if (info.record_count != e->rec_count)
+  ge = atomic_load(&e->gone);
+  st = evrt_event_get_info(e->h, &info);
+  if (took_effect("event_get_info", st, EVRT_SUCCESS, NULL, 0, e, ge) &&
+      info.record_count != e->rec_count)
     fail("record_count %" PRIu64 ", model %" PRIu64, info.record_count,
          e->rec_count);
+}
+
+/* memset or memcpy of a fresh value into the model stream's buffers: an
+ * accepted one must have written its value by the end of the round (the
+ * last accepted one's value is there), a refused one never writes. */
+static char patterns[256][8]; /* memcpy sources, set in main */
+
+static void op_fill(struct sslot *s, bool copy) {
+  struct mstream *m = &R.ms[s->ms];
+  int v = m->nfill % 255 + 1; /* differs from the previous value */
+  int gs = atomic_load(&s->gone);
+  evrt_status_t st =
+      copy ? evrt_memcpy_async(s->h, m->cbuf, patterns[v], sizeof m->cbuf)
+           : evrt_memset_async(s->h, m->buf, v, sizeof m->buf);
+  if (!took_effect(copy ? "memcpy_async" : "memset_async", st, EVRT_SUCCESS,
+                   s, gs, NULL, 0))
+    return;
+  m->nfill++;
+  if (copy)
+    m->last_cpy = v;
+  else
+    m->last_set = v;
 }
 
 static void op_stale(uint64_t *rng, struct sslot *live_s) {
@@ -415,26 +577,22 @@ static void *thread_main(void *arg) {
       pthread_mutex_lock(&s->mu);
       op_host_fn(s, &rng);
       pthread_mutex_unlock(&s->mu);
-    } else if (op < 70) {
+    } else if (op < 68) {
       /* lock order: event slot, then stream slot */
       pthread_mutex_lock(&e->mu);
       pthread_mutex_lock(&s->mu);
       if (op < 52)
         op_record(e, s);
-      else if (op < 67)
+      else if (op < 65)
         op_wait(e, s);
       else
         op_reset(e, s, &rng);
       pthread_mutex_unlock(&s->mu);
       pthread_mutex_unlock(&e->mu);
-    } else if (op < 73) {
-      pthread_mutex_lock(&e->mu);
-      op_event_destroy(e, &rng);
-      pthread_mutex_unlock(&e->mu);
+    } else if (op < 72) {
+      op_event_destroy(e, &rng); /* without the slot mutex: racing */
     } else if (op < 75) {
-      pthread_mutex_lock(&s->mu);
-      op_stream_destroy(s, &rng);
-      pthread_mutex_unlock(&s->mu);
+      op_stream_destroy(s, &rng); /* likewise */
     } else if (op < 79) {
       pthread_mutex_lock(&s->mu);
       op_stream_sync(s);
@@ -459,14 +617,14 @@ static void *thread_main(void *arg) {
       /* Work items outside the model: they shift timing and exercise the
        * timer and the memory paths; stream order still holds around them. */
       pthread_mutex_lock(&s->mu);
-      if (op < 98)
-        EXPECT_ST(evrt_stream_delay(s->h, rnd(&rng, 200000)), EVRT_SUCCESS);
-      else
-        EXPECT_ST(evrt_memset_async(s->h, R.ms[s->ms].buf, (int)op,
-                                    sizeof R.ms[s->ms].buf),
-                  EVRT_SUCCESS);
-      /* A host function behind it: the end-of-round wait for every host
-       * function then covers the memset too, before the buffer is reused. */
+      if (op < 98) {
+        int gs = atomic_load(&s->gone);
+        took_effect("stream_delay",
+                    evrt_stream_delay(s->h, rnd(&rng, 200000)), EVRT_SUCCESS,
+                    s, gs, NULL, 0);
+      } else {
+        op_fill(s, op == 99);
+      }
       op_host_fn(s, &rng);
       pthread_mutex_unlock(&s->mu);
     }
@@ -484,13 +642,22 @@ static void final_checks(void) {
    * complete on its own (nothing lost). */
   uint64_t deadline = now_ns() + 30000000000ull;
   for (int i = 0; i < nhf; i++) {
-    while (atomic_load(&R.hf[i].end) == 0 && now_ns() < deadline)
+    while (!atomic_load(&R.hf[i].refused) && atomic_load(&R.hf[i].end) == 0 &&
+           now_ns() < deadline)
       usleep(1000);
     evrt_check_acquire(&R.hf[i]); /* EVRT_CHECK: buffers are reused next */
   }
   for (int i = 0; i < nhf; i++) {
     struct hf *h = &R.hf[i];
     int runs = atomic_load(&h->runs);
+    if (atomic_load(&h->refused)) {
+      /* its launch failed, racing a destroy: it must leave nothing */
+      if (runs != 0)
+        fail("host function %d (stream %d) ran %d times though its launch "
+             "was refused",
+             i, h->ms, runs);
+      continue;
+    }
     if (runs != 1 || atomic_load(&h->end) == 0) {
       fail("host function %d (stream %d #%d) ran %d times (lost work)", i,
            h->ms, h->idx, runs);
@@ -522,6 +689,22 @@ static void final_checks(void) {
              ms->log[k], k, ms->hf_ids[k]);
         break;
       }
+    /* the last accepted memset and memcpy wrote their values; no refused
+     * one wrote after them */
+    for (int i = 0; i < 8; i++) {
+      if (ms->buf[i] != (char)ms->last_set) {
+        fail("stream %d: memset buffer byte %d is %d, last accepted memset "
+             "wrote %d",
+             m, i, ms->buf[i], ms->last_set);
+        break;
+      }
+      char want = ms->last_cpy ? patterns[ms->last_cpy][i] : 0;
+      if (ms->cbuf[i] != want) {
+        fail("stream %d: memcpy buffer byte %d is %d, want %d (value %d)", m,
+             i, ms->cbuf[i], want, ms->last_cpy);
+        break;
+      }
+    }
   }
   for (int i = 0; i < R.ne; i++) {
     struct eslot *e = &R.e[i];
@@ -671,6 +854,9 @@ int main(void) {
     fprintf(stderr, "evrt-stress: need %d devices, have %d\n", NDEV, ndev);
     return 1;
   }
+  for (int pv = 0; pv < 256; pv++)
+    for (int i = 0; i < 8; i++)
+      patterns[pv][i] = (char)(pv ^ (i + 1) * 37);
   R.ms = calloc(MAX_MS, sizeof *R.ms);
   R.hf = calloc(MAX_HF, sizeof *R.hf);
   for (int i = 0; i < MAX_SLOTS; i++) {
@@ -700,9 +886,12 @@ int main(void) {
     EXPECT_ST(evrt_stream_destroy(bs[i]), EVRT_SUCCESS);
   }
   int nf = atomic_load(&g_failures);
-  printf("evrt-stress: %d rounds, %" PRIu64 " host functions, %d failures "
+  printf("evrt-stress: %d rounds, %" PRIu64 " host functions, %ld calls "
+         "racing a destroy (%ld took effect, %ld refused), %d failures "
          "(EVRT_STRESS_SEED=0x%016" PRIx64 ")\n",
-         rounds, total_hf, nf, g_seed);
+         rounds, total_hf,
+         atomic_load(&g_raced_ok) + atomic_load(&g_raced_refused),
+         atomic_load(&g_raced_ok), atomic_load(&g_raced_refused), nf, g_seed);
   free(R.ms);
   free(R.hf);
   return nf ? 1 : 0;

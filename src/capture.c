@@ -222,7 +222,7 @@ static bool read_gen(struct evrt__event *e, uint32_t ev_gen, uintptr_t *src,
 }
 
 static uint32_t gen_of_handle(evrt_event_t eh) {
-  return (uint32_t)((uintptr_t)eh >> 32);
+  return (uint32_t)(evrt__raw((uintptr_t)eh) >> 32);
 }
 
 static void free_members_and_recs(struct evrt__capture *c) {

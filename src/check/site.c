@@ -8,7 +8,8 @@
  * against ~2 us for glibc's backtrace), loaded with dlopen when the
  * checker starts, so that a process with EVRT_CHECK unset never maps it
  * and libunwind's _Unwind_* symbols never interpose the C++ runtime's
- * (RTLD_LOCAL).  Without it, glibc's backtrace.
+ * (RTLD_LOCAL).  Without it, or under a sanitizer (under_sanitizer),
+ * glibc's backtrace.
  * Symbols: elfutils' libdw (dwfl: module, function name, source line),
  * loaded with dlopen at the first report; compiled in when its header was
  * found (EVRT_HAVE_LIBDW).  Without it, dladdr: exported names and
@@ -59,6 +60,21 @@ static bool under_valgrind(void) {
   return hit;
 }
 
+/* A sanitizer runtime (ASan, LSan, TSan, MSan: in this library or in the
+ * program) is in the process.  Their __tls_get_addr interceptor guesses
+ * where a thread's dynamic TLS block of a dlopen'd library begins and how
+ * big it is; the guess of gcc 12's runtime for glibc >= 2.19 reads the 16
+ * bytes before a block that starts 16 bytes into a page as a {size, start}
+ * header glibc no longer writes.  libunwind's block is a 16-byte malloc,
+ * one in 128 of which starts there under ASan's allocator: LeakSanitizer
+ * then scans a garbage range of a live worker at exit and its tracer
+ * crashes ("Tracer caught signal 11", check_native.hostfn_ordered).  The
+ * unwinder of glibc (libgcc_s, no TLS, loaded with the runtime) has no
+ * dynamic TLS to guess. */
+static bool under_sanitizer(void) {
+  return dlsym(RTLD_DEFAULT, "__sanitizer_get_allocated_size") != NULL;
+}
+
 static void unw_load(void) {
 #if defined(__SANITIZE_THREAD__)
   /* libunwind's thread-exit destructor takes a mutex that ThreadSanitizer
@@ -66,7 +82,7 @@ static void unw_load(void) {
    * worker that unwound): glibc's unwinder under TSan. */
   return;
 #endif
-  if (under_valgrind())
+  if (under_valgrind() || under_sanitizer())
     return;
   /* RTLD_LOCAL: its _Unwind_* must not interpose the process's */
   void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);

@@ -76,7 +76,11 @@ struct evrt__chost {
 };
 
 /* ------------------------------------------------------------ streams */
-enum { CW_NONE = 0, CW_STREAM, CW_FUTURE, CW_OTHER };
+/* What a parked stream waits on (deadlock.c): an event generation or a
+ * stream position (CW_STREAM), a record not made yet (CW_FUTURE), a
+ * stream-ordered value (CW_VALUE: evrt_stream_wait_value64, ACL notify
+ * waits), something else (CW_OTHER). */
+enum { CW_NONE = 0, CW_STREAM, CW_FUTURE, CW_VALUE, CW_OTHER };
 
 struct evrt__cgen;
 struct evrt__cstream {
@@ -91,11 +95,21 @@ struct evrt__cstream {
   uint64_t end_seq;     /* last item ended */
   cvc_t *last_in;       /* last enqueue clock joined (a reference) */
   struct evrt__cgen *pending; /* captures waiting for their target */
-  /* The wait the stream is parked on (deadlock.c), written by its worker */
+  /* The wait the stream is parked on (deadlock.c), written by its worker;
+   * w_timed: it has a timeout (it will pass); a value wait's word,
+   * condition value and flags in w_addr, w_value, w_flags. */
   uint8_t wstate;
+  bool w_timed;
   struct evrt__stream *w_src;
   uint64_t w_target, w_seq, w_ev, w_gen;
+  uintptr_t w_addr;
+  uint64_t w_value;
+  uint32_t w_flags;
   uint32_t w_site;
+  /* Items enqueued and not ended that may write memory (copies, fills,
+   * host functions, value writes, graph runs): a value wait's possible
+   * producers (deadlock.c).  Relaxed: a count the walk reads twice. */
+  atomic_uint q_writers;
   /* The last wait it passed (reports: "after waiting on ...") */
   uint64_t lw_ev, lw_gen, lw_src, lw_target;
 };
@@ -114,12 +128,21 @@ struct evrt__cgen {
 };
 void evrt__cgen_unref(struct evrt__cgen *g);
 
-/* What an enqueued item carries (it->check). */
+/* What an enqueued item carries (it->check).  qcs: the stream whose
+ * q_writers counts it (NULL: not counted); a value write is also in the
+ * table of queued value writes under its word (model.c, vw_*). */
 struct evrt__citem {
   cvc_t *vc;
   uint32_t site;
   struct evrt__cgen *gen; /* a wait bound at enqueue: its generation */
+  struct evrt__cstream *qcs;
+  uintptr_t vw_addr;            /* a queued value write's word, or 0 */
+  struct evrt__citem *vw_next;  /* its link in the table (vw_lock) */
 };
+/* The streams (up to max) with a value write of the word addr enqueued
+ * and not ended; returns how many were found (deadlock.c). */
+int evrt__check_value_writers(uintptr_t addr, struct evrt__stream **out,
+                              int max);
 
 /* -------------------------------------------------------------- accesses */
 enum { ACC_READ = 1, ACC_WRITE = 2, ACC_ALLOC = 3, ACC_FREE = 4 };
@@ -182,10 +205,20 @@ enum {
 void evrt__report_pair(int kind, struct evrt__acc *now, struct evrt__acc *then);
 /* A cycle of waits: n members (stream, wait seq, site, event, generation,
  * the stream it waits for) and the host thread that found it. */
+#define EVRT__CYC_PRODUCERS 4
 struct evrt__cycle_member {
   uint64_t stream_id, seq, target, src_id, ev, gen;
   uint32_t site;
   int device;
+  /* A value wait (CW_VALUE) instead of an event wait: its word and
+   * condition, and the streams whose queued value writes of it are stuck
+   * (nprod of them; more are counted, not named). */
+  bool value;
+  uintptr_t addr;
+  uint64_t want;
+  uint32_t flags;
+  int nprod;
+  uint64_t prod[EVRT__CYC_PRODUCERS];
 };
 void evrt__report_cycle(const struct evrt__cycle_member *m, int n,
                         uint32_t host_site);

@@ -491,9 +491,94 @@ void evrt__check_stream_new(struct evrt__stream *s) {
   evrt__spin_unlock(&cs->lock);
 }
 
+/* ------------------------------------------ queued writers (deadlock.c) */
+
+/* Value writes enqueued and not ended, by word: a value wait's producers.
+ * Lock: vw_lock (a spin lock, a leaf: a few link updates under it). */
+#define VW_BUCKETS 64
+static evrt__spin_t vw_lock;
+static struct evrt__citem *vw_table[VW_BUCKETS];
+
+static struct evrt__citem **vw_bucket(uintptr_t addr) {
+  return &vw_table[((addr >> 3) * 0x9E3779B97F4A7C15ull) >> 58];
+}
+
+/* At enqueue: count an item that may write memory in its stream's
+ * q_writers, and a value write under its word. */
+static void writer_enqueued(struct evrt__citem *ci, struct evrt__stream *s,
+                            const struct evrt__item *it) {
+  ci->qcs = NULL;
+  ci->vw_addr = 0;
+  ci->vw_next = NULL;
+  switch (it->kind) {
+  case EVRT__ITEM_VALUE_WRITE:
+  case EVRT__ITEM_MEMCPY:
+  case EVRT__ITEM_MEMSET:
+  case EVRT__ITEM_HOST_FUNC:
+  case EVRT__ITEM_HOST_TASK:
+  case EVRT__ITEM_GRAPH:
+  case EVRT__ITEM_GRAPH_SEG:
+    break;
+  default:
+    return;
+  }
+  if (!s || !s->check)
+    return;
+  ci->qcs = s->check;
+  /* relaxed: a count the walk reads, confirmed by a second walk */
+  atomic_fetch_add_explicit(&ci->qcs->q_writers, 1, memory_order_relaxed);
+  if (it->kind != EVRT__ITEM_VALUE_WRITE)
+    return;
+  ci->vw_addr = (uintptr_t)it->u.val.addr;
+  struct evrt__citem **b = vw_bucket(ci->vw_addr);
+  evrt__spin_lock(&vw_lock);
+  ci->vw_next = *b;
+  *b = ci;
+  evrt__spin_unlock(&vw_lock);
+}
+
+/* At its end (or a failed enqueue): no longer a queued writer. */
+static void writer_done(struct evrt__citem *ci) {
+  if (ci->vw_addr) {
+    struct evrt__citem **p = vw_bucket(ci->vw_addr);
+    evrt__spin_lock(&vw_lock);
+    while (*p && *p != ci)
+      p = &(*p)->vw_next;
+    if (*p)
+      *p = ci->vw_next;
+    evrt__spin_unlock(&vw_lock);
+    ci->vw_addr = 0;
+  }
+  if (ci->qcs) {
+    atomic_fetch_sub_explicit(&ci->qcs->q_writers, 1, memory_order_relaxed);
+    ci->qcs = NULL;
+  }
+}
+
+int evrt__check_value_writers(uintptr_t addr, struct evrt__stream **out,
+                              int max) {
+  int n = 0;
+  evrt__spin_lock(&vw_lock);
+  for (struct evrt__citem *ci = *vw_bucket(addr); ci; ci = ci->vw_next) {
+    if (ci->vw_addr != addr)
+      continue;
+    bool seen = false;
+    for (int i = 0; i < n && i < max; i++)
+      seen |= out[i] == ci->qcs->s;
+    if (seen)
+      continue;
+    if (n < max)
+      out[n] = ci->qcs->s;
+    n++;
+  }
+  evrt__spin_unlock(&vw_lock);
+  return n;
+}
+
 void evrt__check_discard(void *check) {
   struct evrt__citem *ci = check;
   if (ci) {
+    writer_done(ci);
     evrt__cvc_unref(ci->vc);
     evrt__cgen_unref(ci->gen);
     free(ci);
@@ -509,7 +594,8 @@ void evrt__check_stream_name(struct evrt__stream *s, const char *name) {
   evrt__spin_unlock(&cs->lock);
 }
 
-static void *enqueue_rec(struct evrt__stream *by, const struct evrt__item *it) {
+static void *enqueue_rec(struct evrt__stream *by, struct evrt__stream *s,
+                         const struct evrt__item *it) {
   struct ctls *t = ctls();
   struct evrt__citem *ci = malloc(sizeof *ci);
   if (!t || !ci) {
@@ -535,18 +621,17 @@ static void *enqueue_rec(struct evrt__stream *by, const struct evrt__item *it) {
     ci->gen = it->u.ev.ev_id
                   ? gen_find(it->u.ev.ev_id, it->u.ev.rec_no)
                   : gen_at(it->u.ev.src, it->u.ev.target, ci->site);
+  writer_enqueued(ci, s, it);
   return ci;
 }
 
 void *evrt__check_enqueue(struct evrt__stream *s, const struct evrt__item *it) {
-  (void)s;
-  return enqueue_rec(NULL, it);
+  return enqueue_rec(NULL, s, it);
 }
 
 void *evrt__check_enqueue_by(struct evrt__stream *by, struct evrt__stream *s,
                              const struct evrt__item *it) {
-  (void)s;
-  return enqueue_rec(by, it);
+  return enqueue_rec(by, s, it);
 }
 
 uint32_t evrt__check_node_site(void) { return evrt__site_capture(); }
@@ -705,6 +790,7 @@ void evrt__check_item_end(struct evrt__stream *s, struct evrt__item *it) {
   evrt__spin_unlock(&cs->lock);
 out:
   if (ci) {
+    writer_done(ci);
     evrt__cvc_unref(ci->vc);
     evrt__cgen_unref(ci->gen);
     free(ci);
@@ -713,7 +799,24 @@ out:
 
 void evrt__check_item_parked(struct evrt__stream *s, struct evrt__item *it) {
   struct evrt__cstream *cs = s->check;
-  if (!cs || it->kind != EVRT__ITEM_WAIT)
+  if (!cs)
+    return;
+  if (it->kind == EVRT__ITEM_VALUE_WAIT) {
+    /* the fields are the item's own, constant while it is queued */
+    struct evrt__citem *ci = it->check;
+    evrt__spin_lock(&cs->lock);
+    cs->wstate = CW_VALUE;
+    cs->w_timed = it->u.val.end != 0;
+    cs->w_seq = it->seq;
+    cs->w_site = ci ? ci->site : 0;
+    cs->w_ev = cs->w_gen = 0;
+    cs->w_addr = (uintptr_t)it->u.val.addr;
+    cs->w_value = it->u.val.value;
+    cs->w_flags = it->u.val.flags;
+    evrt__spin_unlock(&cs->lock);
+    return;
+  }
+  if (it->kind != EVRT__ITEM_WAIT)
     return;
   struct evrt__citem *ci = it->check;
   /* dep_kind is this worker's; a bound wait's generation was written at
@@ -722,6 +825,7 @@ void evrt__check_item_parked(struct evrt__stream *s, struct evrt__item *it) {
    * still queued on its event is not read: a record may bind it now. */
   evrt__spin_lock(&cs->lock);
   cs->w_seq = it->seq;
+  cs->w_timed = it->deadline != 0; /* evrt_stream_wait_event_timeout */
   cs->w_site = ci ? ci->site : 0;
   cs->w_ev = it->u.ev.ev_id;
   cs->w_gen = 0;

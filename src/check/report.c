@@ -175,9 +175,9 @@ static const char *fix_line(const struct finding *x) {
     return "fix: synchronize the streams that still use the block (or an "
            "event recorded after their last use) before freeing it";
   default:
-    return "fix: break the cycle: enqueue each record before the waits "
-           "that need it, or do not make the recording stream wait on the "
-           "waiter";
+    return "fix: break the cycle: enqueue each record (or value write, "
+           "notify record) before the waits that need it, or do not make "
+           "the writing stream wait on the waiter";
   }
 }
 
@@ -206,19 +206,47 @@ static void print_pair(FILE *f, const struct finding *x) {
   fprintf(f, "  %s\n", fix_line(x));
 }
 
+/* A value wait's condition, as "== 1" (and ", reset as it passes"). */
+static const char *cond_name(uint32_t flags) {
+  static const char *const op[] = {">=", "==", "&", "nor"};
+  return op[flags & 3u];
+}
+
+static void print_value_wait(FILE *f, const struct evrt__cycle_member *m) {
+  fprintf(f, "for the word at 0x%" PRIxPTR " to be %s %" PRIu64 "%s; ",
+          m->addr, cond_name(m->flags), m->want,
+          (m->flags & EVRT_VALUE_WAIT_RESET) ? ", reset as it passes (a notify "
+                                              "wait)"
+                                            : "");
+  fprintf(f, "its write%s queued on stream", m->nprod > 1 ? "s are" : " is");
+  for (int k = 0; k < m->nprod && k < EVRT__CYC_PRODUCERS; k++)
+    fprintf(f, "%s %" PRIu64, k ? "," : "", m->prod[k]);
+  if (m->nprod > EVRT__CYC_PRODUCERS)
+    fprintf(f, " and %d more", m->nprod - EVRT__CYC_PRODUCERS);
+  fprintf(f, ", behind a wait that never passes\n");
+}
+
 static void print_cycle(FILE *f, const struct finding *x) {
-  fprintf(f, "evrt-check: deadlock: %d streams wait on each other\n",
-          x->ncyc);
+  if (x->ncyc == 1)
+    fprintf(f, "evrt-check: deadlock: a stream waits for its own later "
+               "work\n");
+  else
+    fprintf(f, "evrt-check: deadlock: %d streams wait on each other\n",
+            x->ncyc);
   for (int i = 0; i < x->ncyc; i++) {
     const struct evrt__cycle_member *m = &x->cyc[i];
     char name[64];
     evrt__stream_name_of(m->stream_id, name, sizeof name);
-    fprintf(f, "  stream %" PRIu64 "%s%s%s waits (work item #%" PRIu64
-               ") on event 0x%" PRIx64 " generation %" PRIu64
-               ", which needs stream %" PRIu64 " to reach work item #%" PRIu64
-               "\n",
+    fprintf(f, "  stream %" PRIu64 "%s%s%s waits (work item #%" PRIu64 ") ",
             m->stream_id, name[0] ? " \"" : "", name, name[0] ? "\"" : "",
-            m->seq, m->ev, m->gen, m->src_id, m->target);
+            m->seq);
+    if (m->value)
+      print_value_wait(f, m);
+    else
+      fprintf(f, "on event 0x%" PRIx64 " generation %" PRIu64
+                 ", which needs stream %" PRIu64 " to reach work item #%" PRIu64
+                 "\n",
+              m->ev, m->gen, m->src_id, m->target);
     fprintf(f, "    wait enqueued at ");
     evrt__site_print(f, m->site, "      ", 2);
   }
@@ -226,7 +254,8 @@ static void print_cycle(FILE *f, const struct finding *x) {
     fprintf(f, "  a host thread synchronizing on them would block for ever; "
                "the synchronize at ");
     evrt__site_print(f, x->host_site, "    ", 0);
-    fprintf(f, "  returns EVRT_ERROR_DEADLOCK\n");
+    fprintf(f, "  returns EVRT_ERROR_DEADLOCK (ACL: "
+               "ACL_ERROR_RT_TASK_TIMEOUT)\n");
   }
   fprintf(f, "  %s\n", fix_line(x));
 }
@@ -424,11 +453,25 @@ static void write_json_to(FILE *unused, const struct finding *x_unused) {
       fprintf(f, ", \"cycle\": [");
       for (int k = 0; k < x->ncyc; k++) {
         const struct evrt__cycle_member *m = &x->cyc[k];
-        fprintf(f, "%s{\"stream\": %" PRIu64 ", \"work_item\": %" PRIu64
-                   ", \"event\": \"0x%" PRIx64 "\", \"generation\": %" PRIu64
-                   ", \"needs_stream\": %" PRIu64 ", \"needs_work_item\": %" PRIu64,
-                k ? ", " : "", m->stream_id, m->seq, m->ev, m->gen, m->src_id,
-                m->target);
+        fprintf(f, "%s{\"stream\": %" PRIu64 ", \"work_item\": %" PRIu64,
+                k ? ", " : "", m->stream_id, m->seq);
+        if (m->value) {
+          fprintf(f, ", \"value_address\": \"0x%" PRIxPTR
+                     "\", \"condition\": ",
+                  m->addr);
+          json_str(f, cond_name(m->flags));
+          fprintf(f, ", \"value\": %" PRIu64 ", \"reset\": %s"
+                     ", \"written_by_streams\": [",
+                  m->want, (m->flags & EVRT_VALUE_WAIT_RESET) ? "true" : "false");
+          for (int p = 0; p < m->nprod && p < EVRT__CYC_PRODUCERS; p++)
+            fprintf(f, "%s%" PRIu64, p ? ", " : "", m->prod[p]);
+          fprintf(f, "]");
+        } else {
+          fprintf(f, ", \"event\": \"0x%" PRIx64 "\", \"generation\": %" PRIu64
+                     ", \"needs_stream\": %" PRIu64
+                     ", \"needs_work_item\": %" PRIu64,
+                  m->ev, m->gen, m->src_id, m->target);
+        }
         json_site(f, "enqueued_at", m->site);
         fprintf(f, "}");
       }

@@ -7,6 +7,7 @@
 #include "scenario.h"
 
 #include <acl/acl.h>
+#include <pthread.h>
 
 #define OK(call)                                                               \
   do {                                                                         \
@@ -34,6 +35,12 @@ static void setup(void) {
 }
 
 static void gate_host_fn(void *p) { gate_fn(p); }
+static void *open_gate_later(void *p) {
+  (void)p;
+  sleep_ms_(300);
+  gate_open();
+  return NULL;
+}
 
 /* ------------------------------------------------------------ racy ones */
 
@@ -106,6 +113,22 @@ SCENARIO(acl_legacy_event_cycle, "deadlock") {
   _exit(66);
 }
 
+/* A notify cycle: each stream waits for a notify that the other records
+ * behind its own notify wait (ACL notifies are stream-ordered values). */
+SCENARIO(acl_notify_cycle, "deadlock") {
+  setup();
+  aclrtNotify n1, n2;
+  OK(aclrtCreateNotify(&n1, 0));
+  OK(aclrtCreateNotify(&n2, 0));
+  OK(aclrtWaitAndResetNotify(n1, s1, 0));
+  OK(aclrtRecordNotify(n2, s1));
+  OK(aclrtWaitAndResetNotify(n2, s2, 0));
+  OK(aclrtRecordNotify(n1, s2));
+  EXPECT(aclrtSynchronizeStream(s1) == ACL_ERROR_RT_TASK_TIMEOUT);
+  fflush(stderr);
+  _exit(66);
+}
+
 /* ---------------------------------------------------------- correct ones */
 
 SCENARIO(acl_event_orders, CLEAN) {
@@ -166,6 +189,26 @@ SCENARIO(acl_free_after_synchronize, CLEAN) {
   OK(aclrtMemsetAsync(blk, N, 0, N, s2));
   OK(aclrtSynchronizeStream(s2));
   OK(aclrtFree(blk));
+}
+
+/* A notify handoff: the record comes after the wait was enqueued, on a
+ * stream that is held for a while (the deadlock search runs meanwhile and
+ * must find nothing); the wait orders the copy after the upload. */
+SCENARIO(acl_notify_orders, CLEAN) {
+  setup();
+  aclrtNotify n;
+  OK(aclrtCreateNotify(&n, 0));
+  OK(aclrtWaitAndResetNotify(n, s2, 0));
+  OK(aclrtMemcpyAsync(host2, N, dev, N, ACL_MEMCPY_DEVICE_TO_HOST, s2));
+  OK(aclrtLaunchHostFunc(s1, gate_host_fn, NULL));
+  OK(aclrtMemcpyAsync(dev, N, host, N, ACL_MEMCPY_HOST_TO_DEVICE, s1));
+  OK(aclrtRecordNotify(n, s1));
+  pthread_t t;
+  EXPECT(pthread_create(&t, NULL, open_gate_later, NULL) == 0);
+  OK(aclrtSynchronizeStream(s2));
+  pthread_join(t, NULL);
+  EXPECT(((unsigned char *)host2)[11] == 1);
+  OK(aclrtDestroyNotify(n));
 }
 
 /* A legacy SYNC event recorded after the wait was enqueued: the wait binds

@@ -5,6 +5,7 @@
 #include "scenario.h"
 
 #include <evrt.h>
+#include <pthread.h>
 
 #define OK(call)                                                               \
   do {                                                                         \
@@ -181,6 +182,47 @@ SCENARIO(legacy_cycle, "deadlock") {
   _exit(evrt_check_findings() ? 66 : 4); /* the streams never finish */
 }
 
+/* Stream-ordered values: each stream waits for a word whose write is
+ * queued behind its own wait on the other (an ACL notify cycle is the
+ * same, tests/check/check_acl.c). */
+static uint64_t cyc_x, cyc_y, cyc_z;
+SCENARIO(value_cycle, "deadlock") {
+  evrt_stream_t a = stream(), b = stream();
+  OK(evrt_stream_wait_value64(a, &cyc_x, 1, EVRT_VALUE_WAIT_EQ));
+  OK(evrt_stream_write_value64(a, &cyc_y, 1, 0));
+  OK(evrt_stream_wait_value64(b, &cyc_y, 1, EVRT_VALUE_WAIT_GEQ));
+  OK(evrt_stream_write_value64(b, &cyc_x, 1, 0));
+  EXPECT(evrt_stream_synchronize(b) == EVRT_ERROR_DEADLOCK);
+  EXPECT(evrt_device_synchronize(0) == EVRT_ERROR_DEADLOCK);
+  fflush(stderr);
+  _exit(evrt_check_findings() ? 66 : 4);
+}
+
+/* One stream waits for a value that only its own later item writes. */
+SCENARIO(value_self_cycle, "deadlock") {
+  evrt_stream_t a = stream();
+  OK(evrt_stream_wait_value64(a, &cyc_z, 1,
+                              EVRT_VALUE_WAIT_EQ | EVRT_VALUE_WAIT_EXPLICIT));
+  OK(evrt_stream_write_value64(a, &cyc_z, 1, 0));
+  EXPECT(evrt_stream_synchronize(a) == EVRT_ERROR_DEADLOCK);
+  fflush(stderr);
+  _exit(evrt_check_findings() ? 66 : 4);
+}
+
+/* A value wait whose write is queued behind an event wait, whose record is
+ * behind a wait on the first stream: a mixed cycle. */
+SCENARIO(value_event_cycle, "deadlock") {
+  evrt_stream_t a = stream(), b = stream();
+  evrt_event_t m = event(0);
+  OK(evrt_stream_wait_value64(a, &cyc_x, 1, EVRT_VALUE_WAIT_EQ));
+  OK(evrt_event_record(m, a));
+  OK(evrt_stream_wait_event(b, m));
+  OK(evrt_stream_write_value64(b, &cyc_x, 1, 0));
+  EXPECT(evrt_stream_synchronize(a) == EVRT_ERROR_DEADLOCK);
+  fflush(stderr);
+  _exit(evrt_check_findings() ? 66 : 4);
+}
+
 /* An interprocess event used within its process: the wait binds before the
  * record, so it orders nothing. */
 SCENARIO(ipc_wait_before_record, "data race") {
@@ -227,6 +269,48 @@ SCENARIO(value_wait_orders, CLEAN) {
   OK(evrt_check_access(out2, sizeof out2, EVRT_CHECK_WRITE));
   OK(evrt_value_write64(&flag_word, 2));
   OK(evrt_device_synchronize(0));
+}
+
+/* Value waits that only look like cycles for a while: their writes are
+ * queued behind a host function that is running (it may also write the
+ * word), or behind a wait for it; and a wait no queued work writes, which
+ * another host thread satisfies later.  Each synchronize blocks long
+ * enough for the deadlock search to run (gate_fn holds for 300 ms). */
+static void *open_gate_later(void *p) {
+  (void)p;
+  sleep_ms_(300);
+  gate_open();
+  return NULL;
+}
+static void *write_value_later(void *p) {
+  sleep_ms_(300);
+  evrt_value_write64(p, 1);
+  return NULL;
+}
+SCENARIO(value_wait_writer_behind_running_work, CLEAN) {
+  evrt_stream_t a = stream(), b = stream(), c = stream();
+  evrt_event_t e = event(0);
+  static uint64_t x;
+  pthread_t t;
+  OK(evrt_stream_wait_value64(a, &x, 1, EVRT_VALUE_WAIT_EQ));
+  OK(evrt_launch_host_func(c, gate_fn, NULL));
+  OK(evrt_event_record(e, c));
+  OK(evrt_stream_wait_event(b, e));
+  OK(evrt_stream_write_value64(b, &x, 1, 0));
+  EXPECT(pthread_create(&t, NULL, open_gate_later, NULL) == 0);
+  OK(evrt_stream_synchronize(a));
+  OK(evrt_device_synchronize(0));
+  pthread_join(t, NULL);
+  EXPECT(x == 1);
+}
+SCENARIO(value_wait_host_writes_later, CLEAN) {
+  evrt_stream_t a = stream();
+  static uint64_t w;
+  pthread_t t;
+  OK(evrt_stream_wait_value64(a, &w, 1, EVRT_VALUE_WAIT_EQ));
+  EXPECT(pthread_create(&t, NULL, write_value_later, &w) == 0);
+  OK(evrt_stream_synchronize(a));
+  pthread_join(t, NULL);
 }
 
 /* An interprocess event used within its process orders like any event:

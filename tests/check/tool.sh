@@ -17,6 +17,22 @@ echo "$out" | grep -q "^evrt-check: data race" || fail "no report: $out"
 echo "$out" | grep -q "replay with: EVRT_CHECK=1 EVRT_CHAOS=7 $demo --forget-wait" ||
   fail "no replay line: $out"
 
+# The replay line reproduces the finding: the same kinds, sizes and call
+# sites (addresses and the order of the blocks vary between runs), twice.
+norm() {
+  grep -E '^evrt-check: [a-z]|enqueued at|annotated at' | grep -v summary |
+    sed 's/0x[0-9a-f]*/ADDR/g; s/^ *//' | sort -u
+}
+first=$(echo "$out" | sed -n '/^---- report of seed 7/,/^---- end/p' | norm)
+[ -n "$first" ] || fail "no report of seed 7: $out"
+for i in 1 2; do
+  again=$(EVRT_CHECK=1 EVRT_CHAOS=7 "$demo" --forget-wait 2>&1 >/dev/null | norm)
+  [ "$again" = "$first" ] || fail "replay $i differs:
+$again
+---- first:
+$first"
+done
+
 out=$("$tool" --runs 1 -- sh -c 'kill -SEGV $$')
 [ $? -eq 1 ] || fail "a crash must fail"
 echo "$out" | grep -q "crashed (signal 11" || fail "crash not named: $out"

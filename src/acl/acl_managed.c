@@ -80,6 +80,7 @@ aclError aclrtMemAllocManaged(void **ptr, uint64_t size, uint32_t flag) {
   m->next = blocks;
   blocks = m;
   pthread_mutex_unlock(&man_lock);
+  evrt_check_alloc(p, real); /* EVRT_CHECK: a new block (aclrtFree frees it) */
   *ptr = p;
   return ACL_SUCCESS;
 }

@@ -113,6 +113,10 @@ void evrt__check_acquire(const void *key);
  * are in a cycle of waits (deadlock.c). */
 evrt_status_t evrt__check_wait_seq(struct evrt__stream *s, uint64_t target,
                          int64_t timeout_ns, bool blocking);
+/* Set while evrt__check_wait_seq runs on this thread: 1, or 2 when the
+ * caller's wait is untimed (wait.c then registers a host function's
+ * blocked wait for the other host functions' self-deadlock detection, as
+ * for an untimed wait). */
 extern _Thread_local int evrt__check_tls_waiting;
 
 #endif

@@ -169,7 +169,9 @@ static bool same_cycle(const struct step *a, int na, const struct step *b,
 
 evrt_status_t evrt__check_wait_seq(struct evrt__stream *s, uint64_t target,
                                    int64_t timeout_ns, bool blocking) {
-  evrt__check_tls_waiting = 1;
+  /* 2: the caller's wait is untimed; its slices still say that this host
+   * function (if it is one) is blocked (wait.c, evrt__stream_blocked_on) */
+  evrt__check_tls_waiting = timeout_ns < 0 ? 2 : 1;
   uint64_t start = evrt__now_ns();
   uint64_t deadline = timeout_ns >= 0 ? start + (uint64_t)timeout_ns : 0;
   int64_t slice = 20000000; /* 20 ms, then longer */

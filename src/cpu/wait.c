@@ -258,8 +258,10 @@ evrt_status_t evrt__wait_seq(struct evrt__stream *s, uint64_t target,
   if (EVRT_UNLIKELY(self != NULL)) {
     if (waits_on_self(s, target))
       return self_deadlock(s, target);
-    /* blocked: other host functions' detection follows us through this */
-    if (timeout_ns < 0)
+    /* blocked: other host functions' detection follows us through this
+     * (under EVRT_CHECK an untimed wait comes here in slices: value 2) */
+    if (timeout_ns < 0 ||
+        (EVRT_UNLIKELY(evrt__check_on) && evrt__check_tls_waiting == 2))
       evrt__stream_blocked_on(self, s, target, evrt__tls_seq + 1);
   }
   int64_t recheck_ns = 1000000; /* host functions: 1, 2, 4 ... 64 ms */

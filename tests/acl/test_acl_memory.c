@@ -62,6 +62,14 @@ TEST(free_with_queued_work_defers_the_release) {
   /* 1 MiB (shareable memory) and 1 KiB (heap) blocks: the queued task and
    * copy run after aclrtFree returned, into memory still mapped (before
    * the fix the 1 MiB one was unmapped: SIGSEGV). */
+  const char *chk = getenv("EVRT_CHECK");
+  if (chk && *chk && strcmp(chk, "0") != 0) {
+    /* A use after free on purpose, which EVRT_CHECK rightly reports (and
+     * makes the process exit 66): tests/check's acl_free_before_copy
+     * covers it under the checker. */
+    printf("(skipped under EVRT_CHECK: a use after free on purpose) ");
+    return;
+  }
   size_t sizes[2] = {1u << 20, 1024};
   for (int i = 0; i < 2; i++) {
     aclrtStream s;

@@ -95,6 +95,19 @@ SCENARIO(acl_free_before_copy, "use after free") {
   OK(aclrtSynchronizeStream(s1));
 }
 
+/* Managed memory is a block too: freed while a queued copy reads it. */
+SCENARIO(acl_managed_free_before_copy, "use after free") {
+  setup();
+  void *m = NULL;
+  OK(aclrtMemAllocManaged(&m, N, ACL_RT_MEM_ATTACH_GLOBAL));
+  OK(aclrtMemset(m, N, 0, N));
+  OK(aclrtLaunchHostFunc(s1, gate_host_fn, NULL));
+  OK(aclrtMemcpyAsync(host2, N, m, N, ACL_MEMCPY_DEVICE_TO_HOST, s1));
+  OK(aclrtFree(m));
+  gate_open();
+  OK(aclrtSynchronizeStream(s1));
+}
+
 /* Legacy events (a SYNC event waits for its next record when it was never
  * recorded): the record the first wait needs is queued behind a wait on
  * the first stream. */

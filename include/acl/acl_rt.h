@@ -141,6 +141,9 @@ ACL_FUNC_VISIBILITY aclError aclrtDestroyContext(aclrtContext context);
 ACL_FUNC_VISIBILITY aclError aclrtSetCurrentContext(aclrtContext context);
 ACL_FUNC_VISIBILITY aclError aclrtGetCurrentContext(aclrtContext *context);
 ACL_FUNC_VISIBILITY aclError aclrtCtxGetCurrentDefaultStream(aclrtStream *stream);
+ACL_FUNC_VISIBILITY aclError aclrtGetPrimaryCtxState(int32_t deviceId,
+                                                     uint32_t *flags,
+                                                     int32_t *active);
 
 /* ---------------------------------------------------- operation timeouts */
 ACL_FUNC_VISIBILITY aclError aclrtSetOpWaitTimeout(uint32_t timeout);
@@ -756,6 +759,14 @@ ACL_FUNC_VISIBILITY aclError aclrtMallocHostWithCfg(void **ptr, uint64_t size,
 ACL_FUNC_VISIBILITY aclError aclrtMemFlush(void *devPtr, size_t size);
 ACL_FUNC_VISIBILITY aclError aclrtMemInvalidate(void *devPtr, size_t size);
 ACL_FUNC_VISIBILITY aclError aclrtFreeWithDevSync(void *devPtr);
+/* aclrtCheckMemType's memType bits */
+#define ACL_RT_MEM_TYPE_DEV (0X2U)
+#define ACL_RT_MEM_TYPE_DVPP (0X8U)
+#define ACL_RT_MEM_TYPE_RSVD (0X10U)
+ACL_FUNC_VISIBILITY aclError aclrtCheckMemType(void **addrList, uint32_t size,
+                                               uint32_t memType,
+                                               uint32_t *checkResult,
+                                               uint32_t reserve);
 ACL_FUNC_VISIBILITY aclError aclrtFreeHostWithDevSync(void *hostPtr);
 ACL_FUNC_VISIBILITY aclError aclrtPointerGetAttributes(const void *ptr,
                                                        aclrtPtrAttributes *attributes);

@@ -419,3 +419,32 @@ TEST(error_verbose) {
   ASSERT_ACL(aclrtGetErrorVerbose(0, NULL), ACL_ERROR_INVALID_PARAM);
   (void)aclGetRecentErrMsg();
 }
+
+/* The default context of a device is active from its first aclrtSetDevice
+ * to its last reset; flags is reserved (must be NULL). */
+TEST(primary_context_state_follows_set_and_reset) {
+  int32_t active = -1;
+  ASSERT_OK(aclrtGetPrimaryCtxState(1, NULL, &active));
+  ASSERT_EQ(active, 0);
+  ASSERT_OK(aclrtSetDevice(1));
+  ASSERT_OK(aclrtSetDevice(1));
+  ASSERT_OK(aclrtGetPrimaryCtxState(1, NULL, &active));
+  ASSERT_EQ(active, 1);
+  ASSERT_OK(aclrtResetDevice(1)); /* one reference left */
+  ASSERT_OK(aclrtGetPrimaryCtxState(1, NULL, &active));
+  ASSERT_EQ(active, 1);
+  ASSERT_OK(aclrtResetDeviceForce(1));
+  ASSERT_OK(aclrtGetPrimaryCtxState(1, NULL, &active));
+  ASSERT_EQ(active, 0);
+  ASSERT_OK(aclrtGetPrimaryCtxState(0, NULL, &active)); /* set by setup */
+  ASSERT_EQ(active, 1);
+  /* bad input: the exact codes, the output untouched */
+  uint32_t flags = 0;
+  active = -7;
+  ASSERT_ACL(aclrtGetPrimaryCtxState(0, &flags, &active), ACL_ERROR_INVALID_PARAM);
+  ASSERT_ACL(aclrtGetPrimaryCtxState(2, NULL, &active), ACL_ERROR_RT_INVALID_DEVICEID);
+  ASSERT_ACL(aclrtGetPrimaryCtxState(-1, NULL, &active), ACL_ERROR_RT_INVALID_DEVICEID);
+  ASSERT_EQ(active, -7);
+  ASSERT_ACL(aclrtGetPrimaryCtxState(0, NULL, NULL), ACL_ERROR_INVALID_PARAM);
+  (void)aclGetRecentErrMsg();
+}

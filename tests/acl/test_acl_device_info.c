@@ -448,3 +448,26 @@ TEST(primary_context_state_follows_set_and_reset) {
   ASSERT_ACL(aclrtGetPrimaryCtxState(0, NULL, NULL), ACL_ERROR_INVALID_PARAM);
   (void)aclGetRecentErrMsg();
 }
+
+/* Host atomics: none on the Ascend910B3 profile (CANN's empty host table),
+ * every requested capability reads 0; bad input leaves the output alone. */
+TEST(host_atomic_capabilities) {
+  const aclrtAtomicOperation ops[3] = {ACL_RT_ATOMIC_OPERATION_DMA_ADD,
+                                       ACL_RT_ATOMIC_OPERATION_INTEGER_ADD,
+                                       ACL_RT_ATOMIC_OPERATION_SIMD_SCALAR_EXCH};
+  uint32_t caps[3] = {7, 7, 7};
+  ASSERT_OK(aclrtDeviceGetHostAtomicCapabilities(caps, ops, 3, 1));
+  ASSERT_EQ(caps[0], 0u);
+  ASSERT_EQ(caps[1], 0u);
+  ASSERT_EQ(caps[2], 0u);
+  uint32_t keep[2] = {9, 9};
+  const aclrtAtomicOperation bad[2] = {ACL_RT_ATOMIC_OPERATION_AND, (aclrtAtomicOperation)45};
+  ASSERT_ACL(aclrtDeviceGetHostAtomicCapabilities(keep, bad, 2, 0), ACL_ERROR_RT_PARAM_INVALID);
+  ASSERT_ACL(aclrtDeviceGetHostAtomicCapabilities(keep, ops, 2, 2), ACL_ERROR_RT_INVALID_DEVICEID);
+  ASSERT_ACL(aclrtDeviceGetHostAtomicCapabilities(keep, ops, 0, 0), ACL_ERROR_RT_PARAM_INVALID);
+  ASSERT_ACL(aclrtDeviceGetHostAtomicCapabilities(NULL, ops, 2, 0), ACL_ERROR_RT_PARAM_INVALID);
+  ASSERT_ACL(aclrtDeviceGetHostAtomicCapabilities(keep, NULL, 2, 0), ACL_ERROR_RT_PARAM_INVALID);
+  ASSERT_EQ(keep[0], 9u);
+  ASSERT_EQ(keep[1], 9u);
+  (void)aclGetRecentErrMsg();
+}

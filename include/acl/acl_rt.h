@@ -141,6 +141,9 @@ ACL_FUNC_VISIBILITY aclError aclrtDestroyContext(aclrtContext context);
 ACL_FUNC_VISIBILITY aclError aclrtSetCurrentContext(aclrtContext context);
 ACL_FUNC_VISIBILITY aclError aclrtGetCurrentContext(aclrtContext *context);
 ACL_FUNC_VISIBILITY aclError aclrtCtxGetCurrentDefaultStream(aclrtStream *stream);
+ACL_FUNC_VISIBILITY aclError aclrtGetPrimaryCtxState(int32_t deviceId,
+                                                     uint32_t *flags,
+                                                     int32_t *active);
 
 /* ---------------------------------------------------- operation timeouts */
 ACL_FUNC_VISIBILITY aclError aclrtSetOpWaitTimeout(uint32_t timeout);
@@ -481,6 +484,50 @@ ACL_FUNC_VISIBILITY aclError aclrtDeviceGetPCIBusId(int32_t deviceId,
                                                     char *pciBusId, int32_t len);
 ACL_FUNC_VISIBILITY aclError aclrtDeviceGetByPCIBusId(const char *pciBusId,
                                                       int32_t *deviceId);
+
+/* aclrtDeviceGetHostAtomicCapabilities: operations and capability bits */
+typedef enum aclrtAtomicOperationCapability {
+  ACL_RT_ATOMIC_CAPABILITY_SIGNED = 1U << 0,
+  ACL_RT_ATOMIC_CAPABILITY_UNSIGNED = 1U << 1,
+  ACL_RT_ATOMIC_CAPABILITY_REDUCATION = 1U << 2, /* deprecated spelling */
+  ACL_RT_ATOMIC_CAPABILITY_REDUCTION = 1U << 2,
+  ACL_RT_ATOMIC_CAPABILITY_SCALAR8 = 1U << 3,
+  ACL_RT_ATOMIC_CAPABILITY_SCALAR16 = 1U << 4,
+  ACL_RT_ATOMIC_CAPABILITY_SCALAR32 = 1U << 5,
+  ACL_RT_ATOMIC_CAPABILITY_SCALAR64 = 1U << 6,
+  ACL_RT_ATOMIC_CAPABILITY_SCALAR128 = 1U << 7,
+  ACL_RT_ATOMIC_CAPABILITY_VECTOR32X4 = 1U << 8,
+} aclrtAtomicOperationCapability;
+
+typedef enum aclrtAtomicOperation {
+  ACL_RT_ATOMIC_OPERATION_INTEGER_ADD = 0,
+  ACL_RT_ATOMIC_OPERATION_INTEGER_MIN = 1,
+  ACL_RT_ATOMIC_OPERATION_INTEGER_MAX = 2,
+  ACL_RT_ATOMIC_OPERATION_INTEGER_INCREMENT = 3,
+  ACL_RT_ATOMIC_OPERATION_INTEGER_DECREMENT = 4,
+  ACL_RT_ATOMIC_OPERATION_AND = 5,
+  ACL_RT_ATOMIC_OPERATION_OR = 6,
+  ACL_RT_ATOMIC_OPERATION_XOR = 7,
+  ACL_RT_ATOMIC_OPERATION_EXCHANGE = 8,
+  ACL_RT_ATOMIC_OPERATION_CAS = 9,
+  ACL_RT_ATOMIC_OPERATION_FLOAT_ADD = 10,
+  ACL_RT_ATOMIC_OPERATION_FLOAT_MIN = 11,
+  ACL_RT_ATOMIC_OPERATION_FLOAT_MAX = 12,
+
+  ACL_RT_ATOMIC_OPERATION_DMA_ADD = 30,
+  ACL_RT_ATOMIC_OPERATION_DMA_MIN = 31,
+  ACL_RT_ATOMIC_OPERATION_DMA_MAX = 32,
+
+  ACL_RT_ATOMIC_OPERATION_SIMD_SCALAR_ADD = 40,
+  ACL_RT_ATOMIC_OPERATION_SIMD_SCALAR_MIN = 41,
+  ACL_RT_ATOMIC_OPERATION_SIMD_SCALAR_MAX = 42,
+  ACL_RT_ATOMIC_OPERATION_SIMD_SCALAR_CAS = 43,
+  ACL_RT_ATOMIC_OPERATION_SIMD_SCALAR_EXCH = 44,
+} aclrtAtomicOperation;
+
+ACL_FUNC_VISIBILITY aclError aclrtDeviceGetHostAtomicCapabilities(
+    uint32_t *capabilities, const aclrtAtomicOperation *operations,
+    const uint32_t count, int32_t deviceId);
 ACL_FUNC_VISIBILITY aclError aclrtDeviceGetBareTgid(int32_t *pid);
 ACL_FUNC_VISIBILITY aclError aclrtGetLogicDevIdByUserDevId(const int32_t userDevid,
                                                            int32_t *const logicDevId);
@@ -756,6 +803,14 @@ ACL_FUNC_VISIBILITY aclError aclrtMallocHostWithCfg(void **ptr, uint64_t size,
 ACL_FUNC_VISIBILITY aclError aclrtMemFlush(void *devPtr, size_t size);
 ACL_FUNC_VISIBILITY aclError aclrtMemInvalidate(void *devPtr, size_t size);
 ACL_FUNC_VISIBILITY aclError aclrtFreeWithDevSync(void *devPtr);
+/* aclrtCheckMemType's memType bits */
+#define ACL_RT_MEM_TYPE_DEV (0X2U)
+#define ACL_RT_MEM_TYPE_DVPP (0X8U)
+#define ACL_RT_MEM_TYPE_RSVD (0X10U)
+ACL_FUNC_VISIBILITY aclError aclrtCheckMemType(void **addrList, uint32_t size,
+                                               uint32_t memType,
+                                               uint32_t *checkResult,
+                                               uint32_t reserve);
 ACL_FUNC_VISIBILITY aclError aclrtFreeHostWithDevSync(void *hostPtr);
 ACL_FUNC_VISIBILITY aclError aclrtPointerGetAttributes(const void *ptr,
                                                        aclrtPtrAttributes *attributes);

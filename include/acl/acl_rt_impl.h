@@ -158,6 +158,7 @@ ACL_FUNC_VISIBILITY aclError aclrtDeviceGetStreamPriorityRangeImpl(int32_t *leas
 ACL_FUNC_VISIBILITY aclError aclrtGetDeviceCapabilityImpl(int32_t deviceId, aclrtDevFeatureType devFeatureType, int32_t *value);
 ACL_FUNC_VISIBILITY aclError aclrtDeviceGetUuidImpl(int32_t deviceId, aclrtUuid *uuid);
 ACL_FUNC_VISIBILITY aclError aclrtCtxGetCurrentDefaultStreamImpl(aclrtStream *stream);
+ACL_FUNC_VISIBILITY aclError aclrtGetPrimaryCtxStateImpl(int32_t deviceId, uint32_t *flags, int32_t *active);
 ACL_FUNC_VISIBILITY aclError aclrtReduceAsyncImpl(void *dst, const void *src, uint64_t count, aclrtReduceKind kind, aclDataType type, aclrtStream stream, void *reserve);
 ACL_FUNC_VISIBILITY const char *aclrtGetSocNameImpl(void);
 ACL_FUNC_VISIBILITY aclError aclrtGetDeviceResLimitImpl(int32_t deviceId, aclrtDevResLimitType type, uint32_t *value);

@@ -34,6 +34,8 @@
 #include "acl_internal.h"
 
 #include <errno.h>
+#include <sched.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -46,7 +48,11 @@ struct task {
   uint64_t done;    /* the stream waits for 1 (BLOCK) */
   struct acl__sub *sub;
   evrt_stream_t stream;
-  uint64_t wait_task; /* task id of the value wait (BLOCK) */
+  /* Task id of the value wait (BLOCK): 0 until the launching thread knows
+   * it, TASK_NO_WAIT if it could not queue the wait.  The subscribed thread
+   * may pop the task before that (deliver runs first), so it is atomic:
+   * release by the launcher, acquire by process(). */
+  _Atomic uint64_t wait_task;
   atomic_uint refs;   /* queue side + the stream's finish item */
   struct task *next;
 };
@@ -309,6 +315,27 @@ static void deliver(void *arg) {
 
 static void finish(void *arg) { task_unref(arg); }
 
+#define TASK_NO_WAIT UINT64_MAX
+
+/* The id of t's value wait, once its launcher has published it.  The
+ * launcher is between two enqueues when this waits (never blocked on this
+ * thread), so the wait is short; it backs off from yields to sleeps. */
+static uint64_t task_wait_id(struct task *t) {
+  unsigned spins = 0;
+  for (;;) {
+    /* acquire: pairs with the launcher's release store */
+    uint64_t id = atomic_load_explicit(&t->wait_task, memory_order_acquire);
+    if (id)
+      return id;
+    if (++spins < 64) {
+      sched_yield();
+    } else {
+      struct timespec ts = {0, 50000}; /* 50 us */
+      nanosleep(&ts, NULL);
+    }
+  }
+}
+
 /* Enqueue fn as a task of the subscription of `kind` on stream h. */
 static aclError launch_task(const char *fn, int kind, aclrtCallback cb,
                             void *user, bool block, evrt_stream_t h,
@@ -324,6 +351,7 @@ static aclError launch_task(const char *fn, int kind, aclrtCallback cb,
   t->sub = s; /* takes the caller's reference */
   t->stream = h;
   atomic_init(&t->refs, block ? 2 : 1);
+  atomic_init(&t->wait_task, 0);
   evrt_status_t st = evrt_launch_host_func_labeled(
       h, deliver, t, kind == Q_REPORT ? "acl_callback" : "acl_host_func");
   if (st) {
@@ -334,10 +362,16 @@ static aclError launch_task(const char *fn, int kind, aclrtCallback cb,
   if (!block)
     return ACL_SUCCESS;
   /* Only evrt writes the word: no re-check after host functions. */
-  uint64_t sid;
-  if (evrt_stream_wait_value64(h, &t->done, 1,
-                               EVRT_VALUE_WAIT_EQ | EVRT_VALUE_WAIT_EXPLICIT) ||
-      evrt_thread_last_task(&sid, &t->wait_task) ||
+  uint64_t sid, wait_id = 0;
+  bool waits = !evrt_stream_wait_value64(
+                   h, &t->done, 1,
+                   EVRT_VALUE_WAIT_EQ | EVRT_VALUE_WAIT_EXPLICIT) &&
+               !evrt_thread_last_task(&sid, &wait_id) && wait_id;
+  /* release: the subscribed thread may already hold t (process()); t
+   * lives on, the finish item's reference is not queued yet */
+  atomic_store_explicit(&t->wait_task, waits ? wait_id : TASK_NO_WAIT,
+                        memory_order_release);
+  if (!waits ||
       evrt_launch_host_func_labeled(h, finish, t, "acl_callback_end")) {
     /* Out of memory after the task was handed over: it still runs (on the
      * subscribed thread), but the stream may not wait for it. */
@@ -450,9 +484,9 @@ static aclError process(const char *fn, int kind, int32_t timeout) {
   /* No lock held: the callback may call ACL.  While a BLOCK one runs, its
    * stream is parked on it: this thread serves that wait, so waiting for
    * the stream from here is refused instead of deadlocking. */
-  bool serving = t->block &&
-                 evrt_thread_serve_begin(t->stream, t->wait_task) ==
-                     EVRT_SUCCESS;
+  uint64_t wait_id = t->block ? task_wait_id(t) : TASK_NO_WAIT;
+  bool serving = wait_id != TASK_NO_WAIT &&
+                 evrt_thread_serve_begin(t->stream, wait_id) == EVRT_SUCCESS;
   t->fn(t->user);
   if (serving)
     evrt_thread_serve_end();

@@ -318,6 +318,27 @@ aclError aclrtResetDeviceForce(int32_t deviceId) {
   return reset_device("aclrtResetDeviceForce", deviceId, true);
 }
 
+/* The default (primary) context of a device is active from its first
+ * aclrtSetDevice to its last reset (CANN's aclrtGetPrimaryCtxState: flags is
+ * reserved and must be NULL). */
+aclError aclrtGetPrimaryCtxState(int32_t deviceId, uint32_t *flags,
+                                 int32_t *active) {
+  static const char fn[] = "aclrtGetPrimaryCtxState";
+  if (!active)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "active is NULL");
+  if (flags)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
+                     "flags is reserved and must be NULL");
+  aclError r = check_device(fn, deviceId);
+  if (r)
+    return r;
+  pthread_mutex_lock(&acl__lock);
+  struct acl__ctx *c = dev_ctx[deviceId];
+  *active = dev_refs[deviceId] > 0 && c && c->alive;
+  pthread_mutex_unlock(&acl__lock);
+  return ACL_SUCCESS;
+}
+
 aclError aclrtGetDevice(int32_t *deviceId) {
   static const char fn[] = "aclrtGetDevice";
   if (!deviceId)

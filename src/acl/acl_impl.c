@@ -525,6 +525,10 @@ aclError aclrtCtxGetCurrentDefaultStreamImpl(aclrtStream *stream) {
   return aclrtCtxGetCurrentDefaultStream(stream);
 }
 
+aclError aclrtGetPrimaryCtxStateImpl(int32_t deviceId, uint32_t *flags, int32_t *active) {
+  return aclrtGetPrimaryCtxState(deviceId, flags, active);
+}
+
 aclError aclrtReduceAsyncImpl(void *dst, const void *src, uint64_t count, aclrtReduceKind kind, aclDataType type, aclrtStream stream, void *reserve) {
   return aclrtReduceAsync(dst, src, count, kind, type, stream, reserve);
 }

@@ -332,3 +332,57 @@ aclError aclrtPointerGetAttributes(const void *ptr,
   *attributes = a;
   return ACL_SUCCESS;
 }
+
+/* ---------------------------------------------------- memory type check */
+
+/* The ACL_RT_MEM_TYPE_* class of one block of the layer: device memory
+ * (aclrtMalloc and its variants, pool blocks, imported IPC memory) or a
+ * reserved virtual range; anything else (host, registered, managed,
+ * unknown memory) is of no class.  The layer has no DVPP memory. */
+static uint32_t mem_class(const void *p) {
+  struct acl__blk b;
+  if (!acl__mem_find(p, 1, &b))
+    return 0;
+  switch (b.kind) {
+  case ACL__MEM_DEVICE:
+  case ACL__MEM_POOL:
+  case ACL__MEM_IMPORTED:
+    return ACL_RT_MEM_TYPE_DEV;
+  case ACL__MEM_VIRTUAL:
+    return ACL_RT_MEM_TYPE_RSVD;
+  default:
+    return 0;
+  }
+}
+
+/* checkResult is 1 when every address is of a class named in memType, else
+ * 0.  CANN's checks, in its order and with its codes: checkResult (cleared
+ * first), addrList, reserve, size, memType's bits (107000 for each but a
+ * NULL checkResult, which CANN's runtime also reports as 107000). */
+aclError aclrtCheckMemType(void **addrList, uint32_t size, uint32_t memType,
+                           uint32_t *checkResult, uint32_t reserve) {
+  static const char fn[] = "aclrtCheckMemType";
+  if (!checkResult)
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn, "checkResult is NULL");
+  *checkResult = 0;
+  if (!addrList)
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn, "addrList is NULL");
+  if (reserve)
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+                     "reserve is %u; it must be 0", reserve);
+  if (!size)
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn, "size is 0");
+  const uint32_t known =
+      ACL_RT_MEM_TYPE_DEV | ACL_RT_MEM_TYPE_DVPP | ACL_RT_MEM_TYPE_RSVD;
+  if (memType & ~known)
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+                     "memType 0x%x has bits other than ACL_RT_MEM_TYPE_DEV, "
+                     "_DVPP and _RSVD",
+                     memType);
+  uint32_t all = 1;
+  for (uint32_t i = 0; i < size && all; i++)
+    if (!(mem_class(addrList[i]) & memType))
+      all = 0;
+  *checkResult = all;
+  return ACL_SUCCESS;
+}

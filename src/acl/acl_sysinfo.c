@@ -471,6 +471,36 @@ aclError aclrtDeviceGetByPCIBusId(const char *pciBusId, int32_t *deviceId) {
                    "no device has PCI bus id '%s'", pciBusId);
 }
 
+/* Atomic operations between the host and a device: CANN fills them from the
+ * SoC's table when the host link is UB; the Ascend910B3 this device poses as
+ * has an empty host table (CANN's 910_B_93 configuration), so every
+ * capability is 0 and the program takes its device-side path.  CANN's
+ * checks, in its order: capabilities, operations, count (107000), the device
+ * (107001), each operation within [INTEGER_ADD, SIMD_SCALAR_EXCH] (107000). */
+aclError aclrtDeviceGetHostAtomicCapabilities(
+    uint32_t *capabilities, const aclrtAtomicOperation *operations,
+    const uint32_t count, int32_t deviceId) {
+  static const char fn[] = "aclrtDeviceGetHostAtomicCapabilities";
+  if (!capabilities || !operations)
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn, "%s is NULL",
+                     capabilities ? "operations" : "capabilities");
+  if (!count)
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn, "count is 0");
+  if (deviceId < 0 || !acl__device_ok(deviceId))
+    return acl__bad_device(fn, deviceId, ACL_ERROR_RT_INVALID_DEVICEID);
+  for (uint32_t i = 0; i < count; i++)
+    if ((int)operations[i] < (int)ACL_RT_ATOMIC_OPERATION_INTEGER_ADD ||
+        (int)operations[i] > (int)ACL_RT_ATOMIC_OPERATION_SIMD_SCALAR_EXCH)
+      return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+                       "operations[%u] is %d, outside [%d, %d]", i,
+                       (int)operations[i],
+                       (int)ACL_RT_ATOMIC_OPERATION_INTEGER_ADD,
+                       (int)ACL_RT_ATOMIC_OPERATION_SIMD_SCALAR_EXCH);
+  for (uint32_t i = 0; i < count; i++)
+    capabilities[i] = 0;
+  return ACL_SUCCESS;
+}
+
 /* The process id the driver knows this process by: the pid itself (no
  * container pid namespace translation here). */
 aclError aclrtDeviceGetBareTgid(int32_t *pid) {

@@ -419,3 +419,55 @@ TEST(error_verbose) {
   ASSERT_ACL(aclrtGetErrorVerbose(0, NULL), ACL_ERROR_INVALID_PARAM);
   (void)aclGetRecentErrMsg();
 }
+
+/* The default context of a device is active from its first aclrtSetDevice
+ * to its last reset; flags is reserved (must be NULL). */
+TEST(primary_context_state_follows_set_and_reset) {
+  int32_t active = -1;
+  ASSERT_OK(aclrtGetPrimaryCtxState(1, NULL, &active));
+  ASSERT_EQ(active, 0);
+  ASSERT_OK(aclrtSetDevice(1));
+  ASSERT_OK(aclrtSetDevice(1));
+  ASSERT_OK(aclrtGetPrimaryCtxState(1, NULL, &active));
+  ASSERT_EQ(active, 1);
+  ASSERT_OK(aclrtResetDevice(1)); /* one reference left */
+  ASSERT_OK(aclrtGetPrimaryCtxState(1, NULL, &active));
+  ASSERT_EQ(active, 1);
+  ASSERT_OK(aclrtResetDeviceForce(1));
+  ASSERT_OK(aclrtGetPrimaryCtxState(1, NULL, &active));
+  ASSERT_EQ(active, 0);
+  ASSERT_OK(aclrtGetPrimaryCtxState(0, NULL, &active)); /* set by setup */
+  ASSERT_EQ(active, 1);
+  /* bad input: the exact codes, the output untouched */
+  uint32_t flags = 0;
+  active = -7;
+  ASSERT_ACL(aclrtGetPrimaryCtxState(0, &flags, &active), ACL_ERROR_INVALID_PARAM);
+  ASSERT_ACL(aclrtGetPrimaryCtxState(2, NULL, &active), ACL_ERROR_RT_INVALID_DEVICEID);
+  ASSERT_ACL(aclrtGetPrimaryCtxState(-1, NULL, &active), ACL_ERROR_RT_INVALID_DEVICEID);
+  ASSERT_EQ(active, -7);
+  ASSERT_ACL(aclrtGetPrimaryCtxState(0, NULL, NULL), ACL_ERROR_INVALID_PARAM);
+  (void)aclGetRecentErrMsg();
+}
+
+/* Host atomics: none on the Ascend910B3 profile (CANN's empty host table),
+ * every requested capability reads 0; bad input leaves the output alone. */
+TEST(host_atomic_capabilities) {
+  const aclrtAtomicOperation ops[3] = {ACL_RT_ATOMIC_OPERATION_DMA_ADD,
+                                       ACL_RT_ATOMIC_OPERATION_INTEGER_ADD,
+                                       ACL_RT_ATOMIC_OPERATION_SIMD_SCALAR_EXCH};
+  uint32_t caps[3] = {7, 7, 7};
+  ASSERT_OK(aclrtDeviceGetHostAtomicCapabilities(caps, ops, 3, 1));
+  ASSERT_EQ(caps[0], 0u);
+  ASSERT_EQ(caps[1], 0u);
+  ASSERT_EQ(caps[2], 0u);
+  uint32_t keep[2] = {9, 9};
+  const aclrtAtomicOperation bad[2] = {ACL_RT_ATOMIC_OPERATION_AND, (aclrtAtomicOperation)45};
+  ASSERT_ACL(aclrtDeviceGetHostAtomicCapabilities(keep, bad, 2, 0), ACL_ERROR_RT_PARAM_INVALID);
+  ASSERT_ACL(aclrtDeviceGetHostAtomicCapabilities(keep, ops, 2, 2), ACL_ERROR_RT_INVALID_DEVICEID);
+  ASSERT_ACL(aclrtDeviceGetHostAtomicCapabilities(keep, ops, 0, 0), ACL_ERROR_RT_PARAM_INVALID);
+  ASSERT_ACL(aclrtDeviceGetHostAtomicCapabilities(NULL, ops, 2, 0), ACL_ERROR_RT_PARAM_INVALID);
+  ASSERT_ACL(aclrtDeviceGetHostAtomicCapabilities(keep, NULL, 2, 0), ACL_ERROR_RT_PARAM_INVALID);
+  ASSERT_EQ(keep[0], 9u);
+  ASSERT_EQ(keep[1], 9u);
+  (void)aclGetRecentErrMsg();
+}

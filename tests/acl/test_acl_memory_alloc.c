@@ -253,3 +253,46 @@ TEST(managed_memory_prefetch) {
   ASSERT_OK(aclrtFree(p));
   (void)aclGetRecentErrMsg();
 }
+
+/* aclrtCheckMemType: 1 when every address is of a class named in memType
+ * (device memory of every allocator, reserved virtual ranges), else 0. */
+TEST(check_mem_type) {
+  void *dev = NULL, *cached = NULL, *host = NULL, *va = NULL;
+  char local[8];
+  ASSERT_OK(aclrtMalloc(&dev, 256, ACL_MEM_MALLOC_HUGE_FIRST));
+  ASSERT_OK(aclrtMallocCached(&cached, 256, ACL_MEM_MALLOC_NORMAL_ONLY));
+  ASSERT_OK(aclrtMallocHost(&host, 256));
+  ASSERT_OK(aclrtReserveMemAddress(&va, MB2, 0, NULL, 0));
+  uint32_t res = 7;
+  void *devs[2] = {dev, (char *)cached + 100};
+  ASSERT_OK(aclrtCheckMemType(devs, 2, ACL_RT_MEM_TYPE_DEV, &res, 0));
+  ASSERT_EQ(res, 1u);
+  void *mixed[2] = {dev, va};
+  ASSERT_OK(aclrtCheckMemType(mixed, 2, ACL_RT_MEM_TYPE_DEV, &res, 0));
+  ASSERT_EQ(res, 0u);
+  ASSERT_OK(aclrtCheckMemType(mixed, 2, ACL_RT_MEM_TYPE_DEV | ACL_RT_MEM_TYPE_RSVD, &res, 0));
+  ASSERT_EQ(res, 1u);
+  void *others[1] = {host};
+  ASSERT_OK(aclrtCheckMemType(others, 1, ACL_RT_MEM_TYPE_DEV | ACL_RT_MEM_TYPE_DVPP | ACL_RT_MEM_TYPE_RSVD, &res, 0));
+  ASSERT_EQ(res, 0u);
+  others[0] = local;
+  res = 7;
+  ASSERT_OK(aclrtCheckMemType(others, 1, ACL_RT_MEM_TYPE_DEV, &res, 0));
+  ASSERT_EQ(res, 0u);
+  /* bad input: 107000, the result cleared */
+  res = 7;
+  ASSERT_ACL(aclrtCheckMemType(devs, 2, ACL_RT_MEM_TYPE_DEV, &res, 1), ACL_ERROR_RT_PARAM_INVALID);
+  ASSERT_EQ(res, 0u);
+  ASSERT_ACL(aclrtCheckMemType(devs, 0, ACL_RT_MEM_TYPE_DEV, &res, 0), ACL_ERROR_RT_PARAM_INVALID);
+  ASSERT_ACL(aclrtCheckMemType(devs, 2, 0x4u, &res, 0), ACL_ERROR_RT_PARAM_INVALID);
+  ASSERT_ACL(aclrtCheckMemType(NULL, 2, ACL_RT_MEM_TYPE_DEV, &res, 0), ACL_ERROR_RT_PARAM_INVALID);
+  ASSERT_ACL(aclrtCheckMemType(devs, 2, ACL_RT_MEM_TYPE_DEV, NULL, 0), ACL_ERROR_RT_PARAM_INVALID);
+  ASSERT_OK(aclrtFree(dev));
+  devs[0] = dev; /* freed: no longer device memory */
+  ASSERT_OK(aclrtCheckMemType(devs, 2, ACL_RT_MEM_TYPE_DEV, &res, 0));
+  ASSERT_EQ(res, 0u);
+  ASSERT_OK(aclrtFree(cached));
+  ASSERT_OK(aclrtFreeHost(host));
+  ASSERT_OK(aclrtReleaseMemAddress(va));
+  (void)aclGetRecentErrMsg();
+}

@@ -113,6 +113,16 @@ def _exit_hook():
 
 _atexit.register(_exit_hook)
 
+from . import _gpu_trace  # noqa: E402  (torch's _gpu_trace callbacks)
+
+
+def _activate_gpu_trace():
+    """Turn the GPU trace callbacks on for the process (``evrt._gpu_trace``,
+    ``evrt.cuda._gpu_trace``, ``evrt.xpu._gpu_trace``), as
+    ``torch._C._activate_gpu_trace()`` does.  There is no way back; off,
+    each traced call pays one test of a flag."""
+    _evrt._activate_gpu_trace(_gpu_trace._fire)
+
 from ._graphs import (  # noqa: E402,F401  (stream capture, docs/capture.md)
     Graph, GraphExec, begin_capture, capture_status, end_capture,
     exchange_capture_mode)

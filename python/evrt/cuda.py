@@ -67,6 +67,10 @@ class ExternalStream(Stream):
 # _get_device_index, device, _DeviceGuard, device_of, StreamContext, stream
 globals().update(_contexts.module_api("evrt.cuda", "cuda", _f))
 
+# torch.cuda._gpu_trace (python/evrt/_gpu_trace.py); also importable as
+# evrt.cuda._gpu_trace.
+from ._gpu_trace import _cuda_module as _gpu_trace  # noqa: E402
+
 
 # torch.cuda.graphs (python/evrt/_graphs.py).
 from . import _graphs  # noqa: E402

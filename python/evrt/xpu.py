@@ -43,3 +43,7 @@ Event = _evrt._XpuEvent
 
 # _get_device_index, device, _DeviceGuard, device_of, StreamContext, stream
 globals().update(_contexts.module_api("evrt.xpu", "xpu", _f))
+
+# torch.xpu._gpu_trace (python/evrt/_gpu_trace.py); also importable as
+# evrt.xpu._gpu_trace.
+from ._gpu_trace import _xpu_module as _gpu_trace  # noqa: E402

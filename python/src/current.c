@@ -279,6 +279,7 @@ static PyObject *f_synchronize(PyObject *self, PyObject *const *args,
     return NULL;
   if (st)
     return evrtpy_raise(st, "evrt_device_synchronize");
+  EVRTPY_GPU_TRACE(type, EVRTPY_TRACE_DEVICE_SYNCHRONIZATION, 0, 0, 0);
   if (evrtpy_raise_launch_errors(d, 0, 0) < 0)
     return NULL;
   Py_RETURN_NONE;

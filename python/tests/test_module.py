@@ -32,7 +32,7 @@ def test_set_device_and_device_context(two_devices):
     assert evrt.current_device() == 0
     with evrt.device(None):
         assert evrt.current_device() == 0
-    with pytest.raises(RuntimeError, match="out of index range"):
+    with pytest.raises(RuntimeError, match="The device index is out of range"):
         evrt.set_device(evrt.device_count())
 
 
@@ -48,7 +48,7 @@ def test_current_and_default_stream(two_devices):
         evrt.default_stream("cpu")
     with pytest.raises(ValueError, match="Expected an evrt device"):
         evrt.synchronize("cpu")
-    with pytest.raises(RuntimeError, match="out of index range"):
+    with pytest.raises(RuntimeError, match="The device index is out of range"):
         evrt.current_stream(evrt.device_count())
 
 

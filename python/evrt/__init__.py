@@ -42,7 +42,8 @@ __all__ = [
     "begin_capture", "capture_status", "cuda", "current_device",
     "current_stream", "default_stream", "device", "device_count",
     "end_capture", "exchange_capture_mode", "get_stream_from_external",
-    "is_available", "library_path", "rename_device_type", "set_device",
+    "init", "is_available", "is_initialized", "library_path",
+    "rename_device_type", "set_device",
     "set_stream", "stream", "synchronize", "trace", "xpu", "check_access",
     "check_acquire", "check_enabled", "check_findings", "check_release",
 ]
@@ -54,6 +55,8 @@ set_stream = _f["set_stream"]
 synchronize = _f["synchronize"]
 device_count = _f["device_count"]
 is_available = _f["is_available"]
+init = _f["init"]
+is_initialized = _f["is_initialized"]
 current_device = _f["current_device"]
 set_device = _f["set_device"]
 get_stream_from_external = _f["get_stream_from_external"]

@@ -155,6 +155,12 @@ EVRT_EXPORT const char *evrt_version_string(void); /* "MAJOR.MINOR.PATCH" */
 EVRT_EXPORT evrt_status_t evrt_init(void);
 /* [!ts] [blocks] [!hostfn] */
 EVRT_EXPORT evrt_status_t evrt_shutdown(void);
+/* *initialized = 1 if evrt is initialized in this process and usable (an
+ * evrt_init() or a first call succeeded; not shut down; not a child forked
+ * after initialization), else 0.  Never initializes it (what
+ * torch.cuda.is_initialized() tells).  NULL: EVRT_ERROR_INVALID_VALUE. */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_is_initialized(int *initialized);
 
 /* ------------------------------------------------------------------------ */
 /* Devices.  The cpu backend has EVRT_CPU_DEVICES (default 1) virtual devices.

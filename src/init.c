@@ -118,6 +118,15 @@ evrt_status_t evrt__init_slow(void) {
 
 evrt_status_t evrt_init(void) { return evrt__ready(); }
 
+evrt_status_t evrt_is_initialized(int *initialized) {
+  if (!initialized)
+    return evrt__fail(EVRT_ERROR_INVALID_VALUE, "initialized is NULL");
+  /* acquire: pairs with the store of RUNNING that ends initialization */
+  *initialized = atomic_load_explicit(&evrt__lib_state, memory_order_acquire) ==
+                 EVRT__RUNNING;
+  return EVRT_SUCCESS;
+}
+
 evrt_status_t evrt_shutdown(void) {
   evrt_status_t r = evrt__ready();
   if (r != EVRT_SUCCESS)

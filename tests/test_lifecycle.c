@@ -57,6 +57,36 @@ TEST(fork_before_first_use_child_can_use_library) {
   ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+TEST(is_initialized_tells_without_initializing) {
+  if (!HARNESS_IN_FRESH_IMAGE()) {
+    ASSERT_EQ(harness_run_fresh("is_initialized_tells_without_initializing",
+                                NULL, NULL),
+              0);
+    return;
+  }
+  int on = -1;
+  ASSERT_ST(evrt_is_initialized(NULL), EVRT_ERROR_INVALID_VALUE);
+  ASSERT_OK(evrt_is_initialized(&on));
+  ASSERT_EQ(on, 0);
+  ASSERT_OK(evrt_is_initialized(&on)); /* asking did not initialize it */
+  ASSERT_EQ(on, 0);
+  int n = 0;
+  ASSERT_OK(evrt_device_count(&n)); /* a first call initializes */
+  ASSERT_OK(evrt_is_initialized(&on));
+  ASSERT_EQ(on, 1);
+  pid_t pid = fork();
+  if (pid == 0) { /* a child forked after initialization: unusable */
+    int c = -1;
+    _exit(evrt_is_initialized(&c) == EVRT_SUCCESS && c == 0 ? 0 : 1);
+  }
+  int status = -1;
+  waitpid(pid, &status, 0);
+  ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  ASSERT_OK(evrt_shutdown());
+  ASSERT_OK(evrt_is_initialized(&on));
+  ASSERT_EQ(on, 0);
+}
+
 TEST(unknown_backend_is_a_clear_error) {
   /* in a fresh image of this binary, so that init runs again */
   if (!HARNESS_IN_FRESH_IMAGE()) {

@@ -42,7 +42,8 @@ __all__ = [
     "begin_capture", "capture_status", "cuda", "current_device",
     "current_stream", "default_stream", "device", "device_count",
     "end_capture", "exchange_capture_mode", "get_stream_from_external",
-    "is_available", "library_path", "rename_device_type", "set_device",
+    "init", "is_available", "is_initialized", "library_path",
+    "rename_device_type", "set_device",
     "set_stream", "stream", "synchronize", "trace", "xpu", "check_access",
     "check_acquire", "check_enabled", "check_findings", "check_release",
 ]
@@ -54,6 +55,8 @@ set_stream = _f["set_stream"]
 synchronize = _f["synchronize"]
 device_count = _f["device_count"]
 is_available = _f["is_available"]
+init = _f["init"]
+is_initialized = _f["is_initialized"]
 current_device = _f["current_device"]
 set_device = _f["set_device"]
 get_stream_from_external = _f["get_stream_from_external"]
@@ -112,6 +115,16 @@ def _exit_hook():
 
 
 _atexit.register(_exit_hook)
+
+from . import _gpu_trace  # noqa: E402  (torch's _gpu_trace callbacks)
+
+
+def _activate_gpu_trace():
+    """Turn the GPU trace callbacks on for the process (``evrt._gpu_trace``,
+    ``evrt.cuda._gpu_trace``, ``evrt.xpu._gpu_trace``), as
+    ``torch._C._activate_gpu_trace()`` does.  There is no way back; off,
+    each traced call pays one test of a flag."""
+    _evrt._activate_gpu_trace(_gpu_trace._fire)
 
 from ._graphs import (  # noqa: E402,F401  (stream capture, docs/capture.md)
     Graph, GraphExec, begin_capture, capture_status, end_capture,

@@ -21,7 +21,8 @@ __all__ = [
     "current_device", "graph", "graph_pool_handle",
     "is_current_stream_capturing",
     "current_stream", "default_stream", "device", "device_count",
-    "device_of", "get_stream_from_external", "ipc_collect", "is_available",
+    "device_of", "get_stream_from_external", "init", "ipc_collect",
+    "is_available", "is_initialized",
     "set_device", "set_stream", "stream", "synchronize",
 ]
 
@@ -32,6 +33,8 @@ set_stream = _f["set_stream"]
 synchronize = _f["synchronize"]
 device_count = _f["device_count"]
 is_available = _f["is_available"]
+init = _f["init"]
+is_initialized = _f["is_initialized"]
 current_device = _f["current_device"]
 set_device = _f["set_device"]
 get_stream_from_external = _f["get_stream_from_external"]
@@ -66,6 +69,10 @@ class ExternalStream(Stream):
 
 # _get_device_index, device, _DeviceGuard, device_of, StreamContext, stream
 globals().update(_contexts.module_api("evrt.cuda", "cuda", _f))
+
+# torch.cuda._gpu_trace (python/evrt/_gpu_trace.py); also importable as
+# evrt.cuda._gpu_trace.
+from ._gpu_trace import _cuda_module as _gpu_trace  # noqa: E402
 
 
 # torch.cuda.graphs (python/evrt/_graphs.py).

@@ -17,7 +17,7 @@ from . import _contexts, _evrt
 __all__ = [
     "Event", "Stream", "StreamContext", "current_device",
     "current_stream", "default_stream", "device", "device_count",
-    "device_of", "is_available",
+    "device_of", "init", "is_available", "is_initialized",
     "set_device", "set_stream", "stream", "synchronize",
 ]
 
@@ -28,6 +28,8 @@ set_stream = _f["set_stream"]
 synchronize = _f["synchronize"]
 device_count = _f["device_count"]
 is_available = _f["is_available"]
+init = _f["init"]
+is_initialized = _f["is_initialized"]
 current_device = _f["current_device"]
 set_device = _f["set_device"]
 _exchange_device = _f["_exchange_device"]
@@ -43,3 +45,7 @@ Event = _evrt._XpuEvent
 
 # _get_device_index, device, _DeviceGuard, device_of, StreamContext, stream
 globals().update(_contexts.module_api("evrt.xpu", "xpu", _f))
+
+# torch.xpu._gpu_trace (python/evrt/_gpu_trace.py); also importable as
+# evrt.xpu._gpu_trace.
+from ._gpu_trace import _xpu_module as _gpu_trace  # noqa: E402

@@ -279,6 +279,7 @@ static PyObject *f_synchronize(PyObject *self, PyObject *const *args,
     return NULL;
   if (st)
     return evrtpy_raise(st, "evrt_device_synchronize");
+  EVRTPY_GPU_TRACE(type, EVRTPY_TRACE_DEVICE_SYNCHRONIZATION, 0, 0, 0);
   if (evrtpy_raise_launch_errors(d, 0, 0) < 0)
     return NULL;
   Py_RETURN_NONE;
@@ -294,6 +295,33 @@ static PyObject *f_device_count(PyObject *self, PyObject *unused) {
 static PyObject *f_is_available(PyObject *self, PyObject *unused) {
   int n = 0;
   return PyBool_FromLong(evrt_device_count(&n) == EVRT_SUCCESS && n > 0);
+}
+
+/* init(): torch.cuda.init / torch.xpu.init (a backend module's init). */
+static PyObject *f_init(PyObject *self, PyObject *unused) {
+  evrt_status_t st = evrt_init();
+  if (st == EVRT_ERROR_FORKED) {
+    int type = self_type(self);
+    const char *name = type == EVRTPY_CUDA  ? "CUDA"
+                       : type == EVRTPY_XPU ? "XPU"
+                                            : evrtpy_type_name(type);
+    return PyErr_Format(PyExc_RuntimeError,
+                        "Cannot re-initialize %s in forked subprocess. To use "
+                        "%s with multiprocessing, you must use the 'spawn' "
+                        "start method",
+                        name, name);
+  }
+  if (st)
+    return evrtpy_raise(st, "evrt_init");
+  Py_RETURN_NONE;
+}
+
+static PyObject *f_is_initialized(PyObject *self, PyObject *unused) {
+  int on = 0;
+  evrt_status_t st = evrt_is_initialized(&on);
+  if (st)
+    return evrtpy_raise(st, "evrt_is_initialized");
+  return PyBool_FromLong(on);
 }
 
 static PyObject *f_current_device(PyObject *self, PyObject *unused) {
@@ -391,6 +419,14 @@ PyMethodDef evrtpy_flavor_methods[] = {
      "device_count($self, /)\n--\n\nThe number of devices."},
     {"is_available", (PyCFunction)f_is_available, METH_NOARGS,
      "is_available($self, /)\n--\n\nTrue if there is at least one device."},
+    {"init", (PyCFunction)f_init, METH_NOARGS,
+     "init($self, /)\n--\n\n"
+     "Initialize evrt now (it initializes on first use otherwise).  In a\n"
+     "child forked after initialization: RuntimeError, as torch's."},
+    {"is_initialized", (PyCFunction)f_is_initialized, METH_NOARGS,
+     "is_initialized($self, /)\n--\n\n"
+     "True if evrt is initialized and usable in this process (False in a\n"
+     "child forked after initialization).  Does not initialize it."},
     {"current_device", (PyCFunction)f_current_device, METH_NOARGS,
      "current_device($self, /)\n--\n\n"
      "The index of the calling thread's current device."},

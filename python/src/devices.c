@@ -80,7 +80,10 @@ int evrtpy_set_device(int d) {
 }
 
 int evrtpy_range_error(int type, long index, int count) {
-  if (type == EVRTPY_XPU)
+  /* torch.cuda's wording for the cuda type; torch.xpu's for xpu, which is
+   * also OpenReg's, PyTorch's reference out-of-tree (PrivateUse1) backend:
+   * evrt's own type is the PrivateUse1 one, so it says the same. */
+  if (type != EVRTPY_CUDA)
     PyErr_Format(PyExc_RuntimeError,
                  "The device index is out of range. It must be in [0, %d), "
                  "but got %ld.",

@@ -121,8 +121,11 @@ static void Event_dealloc(EventObject *self) {
     PyObject_ClearWeakRefs((PyObject *)self);
   /* Returns at once even with pending generations; waiters are unaffected.
    * A failure (library shut down) leaves nothing to free. */
-  if (self->h)
+  if (self->h) {
+    EVRTPY_GPU_TRACE(self->type, EVRTPY_TRACE_EVENT_DELETION, 1,
+                     (uint64_t)(uintptr_t)self->h, 0);
     (void)evrt_event_destroy(self->h);
+  }
   self->h = NULL;
   Py_TYPE(self)->tp_free((PyObject *)self);
 }
@@ -174,8 +177,17 @@ int evrtpy_event_record_on(EventObject *self, evrt_stream_t h, int sdev) {
   if (event_create(self) < 0)
     return -1;
   evrt_status_t st = evrtpy_record_maybe_external(self->h, h, self->external);
-  if (st == EVRT_SUCCESS)
+  if (st == EVRT_SUCCESS) {
+    if (evrtpy_gpu_trace_on) {
+      if (created_here)
+        evrtpy_gpu_trace_fire(self->type, EVRTPY_TRACE_EVENT_CREATION, 1,
+                              (uint64_t)(uintptr_t)self->h, 0);
+      evrtpy_gpu_trace_fire(self->type, EVRTPY_TRACE_EVENT_RECORD, 2,
+                            (uint64_t)(uintptr_t)self->h,
+                            evrtpy_gpu_trace_stream(self->type, h));
+    }
     return 0;
+  }
   if (st == EVRT_ERROR_DEVICE_MISMATCH &&
       evrt_event_get_device(self->h, &dev) == EVRT_SUCCESS && dev >= 0)
     mismatch(self, dev, sdev);
@@ -195,6 +207,10 @@ PyObject *evrtpy_event_wait_on(EventObject *self, evrt_stream_t h) {
   evrt_status_t st = evrtpy_wait_maybe_external(h, self->h, self->external);
   if (st)
     return evrtpy_raise(st, "evrt_stream_wait_event");
+  if (evrtpy_gpu_trace_on)
+    evrtpy_gpu_trace_fire(self->type, EVRTPY_TRACE_EVENT_WAIT, 2,
+                          (uint64_t)(uintptr_t)self->h,
+                          evrtpy_gpu_trace_stream(self->type, h));
   Py_RETURN_NONE;
 }
 
@@ -281,6 +297,8 @@ static PyObject *Event_synchronize(EventObject *self, PyObject *unused) {
     return NULL;
   if (st)
     return evrtpy_raise(st, "evrt_event_synchronize");
+  EVRTPY_GPU_TRACE(self->type, EVRTPY_TRACE_EVENT_SYNCHRONIZATION, 1,
+                   (uint64_t)(uintptr_t)self->h, 0);
   Py_RETURN_NONE;
 }
 
@@ -376,6 +394,9 @@ static PyObject *Event_ipc_handle(EventObject *self, PyObject *unused) {
     (void)evrt_set_device(cur);
   if (st)
     goto fail;
+  if (created_here)
+    EVRTPY_GPU_TRACE(self->type, EVRTPY_TRACE_EVENT_CREATION, 1,
+                     (uint64_t)(uintptr_t)self->h, 0);
   return PyBytes_FromStringAndSize((const char *)hd.reserved, sizeof hd);
 fail:
   /* Leave the object as it was before the call. */
@@ -470,6 +491,8 @@ static PyObject *Event_from_ipc_handle(PyObject *cls_o, PyObject *args,
   self->want_device = dev;
   self->type = (unsigned char)type;
   self->imported = 1;
+  EVRTPY_GPU_TRACE(self->type, EVRTPY_TRACE_EVENT_CREATION, 1,
+                   (uint64_t)(uintptr_t)h, 0);
   return (PyObject *)self;
 }
 

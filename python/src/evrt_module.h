@@ -262,6 +262,36 @@ evrt_status_t evrtpy_record_maybe_external(evrt_event_t e, evrt_stream_t s,
 evrt_status_t evrtpy_wait_maybe_external(evrt_stream_t s, evrt_event_t e,
                                          int external);
 
+/* ----------------------------------------------------------- gputrace.c */
+/* torch's GPU trace hooks (evrt._gpu_trace): what happened, for the
+ * callbacks of the device type of the object concerned. */
+enum {
+  EVRTPY_TRACE_EVENT_CREATION,       /* (event) */
+  EVRTPY_TRACE_EVENT_DELETION,       /* (event) */
+  EVRTPY_TRACE_EVENT_RECORD,         /* (event, stream) */
+  EVRTPY_TRACE_EVENT_WAIT,           /* (event, stream) */
+  EVRTPY_TRACE_EVENT_SYNCHRONIZATION, /* (event) */
+  EVRTPY_TRACE_STREAM_CREATION,      /* (stream) */
+  EVRTPY_TRACE_STREAM_SYNCHRONIZATION, /* (stream) */
+  EVRTPY_TRACE_DEVICE_SYNCHRONIZATION, /* () */
+  EVRTPY_TRACE_N
+};
+/* Nonzero once evrt._activate_gpu_trace() ran (GIL held to read it). */
+extern int evrtpy_gpu_trace_on;
+/* Call the callbacks (GIL held; keeps any pending exception; never
+ * raises).  Use EVRTPY_GPU_TRACE, which tests evrtpy_gpu_trace_on first. */
+void evrtpy_gpu_trace_fire(int type, int what, int nargs, uint64_t a,
+                           uint64_t b);
+#define EVRTPY_GPU_TRACE(type, what, nargs, a, b)                              \
+  do {                                                                         \
+    if (evrtpy_gpu_trace_on)                                                   \
+      evrtpy_gpu_trace_fire((type), (what), (nargs), (a), (b));                \
+  } while (0)
+/* A native stream h (NULL: the current device's default) as a type shows
+ * it to the callbacks: its cuda_stream / sycl_queue. */
+uint64_t evrtpy_gpu_trace_stream(int type, evrt_stream_t h);
+extern PyMethodDef evrtpy_gputrace_methods[];
+
 /* Adds the pyACL functions (evrt._evrt._acl_rt) to the module; returns 0 or
  * -1 with an exception set. */
 int evrtpy_acl_init(PyObject *module);

@@ -19,6 +19,7 @@
  *   launch.c   Stream.launch: Python callables on worker threads, their
  *              errors, the exit hook
  *   acl_module.c  the pyACL-style functions (evrt.acl)
+ *   gputrace.c the GPU trace hooks (torch's _gpu_trace callbacks)
  *
  * GIL rules:
  *  - Every call that may block (event/stream/device synchronize, query of an
@@ -178,6 +179,7 @@ PyMODINIT_FUNC PyInit__evrt(void) {
   if (PyModule_AddFunctions(m, evrtpy_device_methods) < 0 ||
       PyModule_AddFunctions(m, evrtpy_launch_methods) < 0 ||
       PyModule_AddFunctions(m, evrtpy_check_methods) < 0 ||
+      PyModule_AddFunctions(m, evrtpy_gputrace_methods) < 0 ||
       evrtpy_errors_init(m) < 0 || evrtpy_launch_init(m) < 0 ||
       evrtpy_graph_init(m) < 0)
     goto fail;

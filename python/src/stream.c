@@ -278,6 +278,8 @@ static PyObject *Stream_new(PyTypeObject *cls, PyObject *args,
       Py_DECREF(s); /* destroys it */
       return NULL;
     }
+    EVRTPY_GPU_TRACE(s->type, EVRTPY_TRACE_STREAM_CREATION, 1,
+                     evrtpy_stream_id(s), 0);
   }
   return (PyObject *)s;
 }
@@ -318,6 +320,8 @@ static PyObject *Stream_synchronize(StreamObject *self, PyObject *unused) {
     return NULL;
   if (st)
     return evrtpy_raise(st, "evrt_stream_synchronize");
+  EVRTPY_GPU_TRACE(self->type, EVRTPY_TRACE_STREAM_SYNCHRONIZATION, 1,
+                   evrtpy_stream_id(self), 0);
   if (evrtpy_raise_launch_errors(self->device, 1, self->id) < 0)
     return NULL;
   Py_RETURN_NONE;
@@ -346,6 +350,15 @@ static PyObject *Stream_wait_stream(StreamObject *self, PyObject *arg) {
   if (!(st = evrt_event_record(e, ((StreamObject *)arg)->h))) {
     call = "evrt_stream_wait_event";
     st = evrt_stream_wait_event(self->h, e);
+  }
+  if (!st && evrtpy_gpu_trace_on) { /* the event's life, as torch's */
+    uint64_t ev = (uint64_t)(uintptr_t)e;
+    evrtpy_gpu_trace_fire(self->type, EVRTPY_TRACE_EVENT_CREATION, 1, ev, 0);
+    evrtpy_gpu_trace_fire(self->type, EVRTPY_TRACE_EVENT_RECORD, 2, ev,
+                          evrtpy_stream_id((StreamObject *)arg));
+    evrtpy_gpu_trace_fire(self->type, EVRTPY_TRACE_EVENT_WAIT, 2, ev,
+                          evrtpy_stream_id(self));
+    evrtpy_gpu_trace_fire(self->type, EVRTPY_TRACE_EVENT_DELETION, 1, ev, 0);
   }
   (void)evrt_event_destroy(e);
   if (st)

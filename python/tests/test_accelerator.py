@@ -41,7 +41,7 @@ def test_device_type_checks():
         acc.set_stream(cuda.Stream())
     with pytest.raises(ValueError, match="with a specified index"):
         acc.set_device_index(None)
-    with pytest.raises(RuntimeError, match="out of index range"):
+    with pytest.raises(RuntimeError, match="The device index is out of range"):
         acc.current_stream(acc.device_count())
 
 

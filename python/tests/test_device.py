@@ -1,6 +1,7 @@
 """evrt.device: torch.device's equivalent, accepted wherever a device index
 is; a bool is never a device."""
 import pickle
+import re
 
 import pytest
 
@@ -80,3 +81,29 @@ def test_rename_device_type():
     assert r.stdout.split("\n")[1] == "openreg"
     with pytest.raises(ValueError):
         evrt.rename_device_type("cuda")
+
+
+def test_out_of_range_wording_per_type():
+    """Each type says it as its torch backend does: torch.cuda's words for
+    cuda; torch.xpu's for xpu, which are also OpenReg's (torch's reference
+    PrivateUse1 backend) and so evrt's own type's, renamed or not."""
+    import evrt.accelerator
+    import evrt.xpu
+    n = evrt.device_count()
+    with pytest.raises(RuntimeError, match=re.escape(
+            "Device index value %d is out of index range [0, %d)." % (n, n))):
+        cuda.set_device(n)
+    other = re.escape("The device index is out of range. It must be in "
+                      "[0, %d), but got %d." % (n, n))
+    for call in (lambda: evrt.set_device(n), lambda: evrt.xpu.set_device(n),
+                 lambda: evrt.accelerator.set_device_index(n),
+                 lambda: evrt.Stream(n)):
+        with pytest.raises(RuntimeError, match=other):
+            call()
+    from conftest import run_python
+    r = run_python("import evrt, evrt.accelerator as a\n"
+                   "evrt.rename_device_type('openreg'); a.use('openreg')\n"
+                   "try:\n    a.set_device_index(a.device_count())\n"
+                   "except RuntimeError as e:\n    print(e)\n")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("The device index is out of range.")

@@ -32,7 +32,7 @@ def test_set_device_and_device_context(two_devices):
     assert evrt.current_device() == 0
     with evrt.device(None):
         assert evrt.current_device() == 0
-    with pytest.raises(RuntimeError, match="out of index range"):
+    with pytest.raises(RuntimeError, match="The device index is out of range"):
         evrt.set_device(evrt.device_count())
 
 
@@ -48,7 +48,7 @@ def test_current_and_default_stream(two_devices):
         evrt.default_stream("cpu")
     with pytest.raises(ValueError, match="Expected an evrt device"):
         evrt.synchronize("cpu")
-    with pytest.raises(RuntimeError, match="out of index range"):
+    with pytest.raises(RuntimeError, match="The device index is out of range"):
         evrt.current_stream(evrt.device_count())
 
 
@@ -165,3 +165,37 @@ def test_error_codes_exposed():
     assert name == "EVRT_ERROR_INVALID_HANDLE" and msg
     assert issubclass(evrt.EvrtError, RuntimeError)
     assert issubclass(evrt.NotSupportedError, NotImplementedError)
+
+
+def test_init_and_is_initialized_as_torch():
+    """torch.cuda.init / is_initialized (and torch.xpu's, and a PrivateUse1
+    backend's): asking does not initialize; a child forked after
+    initialization is told to use spawn, in torch's words."""
+    from conftest import run_python
+    r = run_python(
+        "import os, evrt, evrt.cuda as c, evrt.xpu as x\n"
+        "print(evrt.is_initialized(), c.is_initialized(), x.is_initialized())\n"
+        "c.init()\n"
+        "print(evrt.is_initialized(), c.is_initialized(), x.is_initialized())\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    out = [str(c.is_initialized())]\n"
+        "    for m in (c, x, evrt):\n"
+        "        try:\n"
+        "            m.init()\n"
+        "        except RuntimeError as e:\n"
+        "            out.append(str(e))\n"
+        "    print('|'.join(out), flush=True)\n"
+        "    os._exit(0)\n"
+        "os.waitpid(pid, 0)\n")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "False False False"
+    assert lines[1] == "True True True"
+    child = lines[2].split("|")
+    assert child[0] == "False"
+    for name, msg in zip(("CUDA", "XPU", "evrt"), child[1:]):
+        assert msg == ("Cannot re-initialize %s in forked subprocess. To use "
+                       "%s with multiprocessing, you must use the 'spawn' "
+                       "start method" % (name, name))
+    assert len(child) == 4

@@ -25,7 +25,7 @@ def test_construction_and_properties(two_devices):
     # torch's priority clamping: outside the range, the nearest end
     assert evrt.Stream(priority=-5).priority == -1
     assert evrt.Stream(priority=7).priority == 0
-    with pytest.raises(RuntimeError, match="out of index range"):
+    with pytest.raises(RuntimeError, match="The device index is out of range"):
         evrt.Stream(evrt.device_count())
     with pytest.raises(TypeError):
         evrt.Stream(1.5)

@@ -266,4 +266,15 @@ evrt_status_t evrtpy_wait_maybe_external(evrt_stream_t s, evrt_event_t e,
  * -1 with an exception set. */
 int evrtpy_acl_init(PyObject *module);
 
+/* ------------------------------------------------------------ acl_mdl.c */
+/* acl.mdl (the model runtime instance calls) and acl.rt's label calls,
+ * added to the acl and acl.rt modules made by evrtpy_acl_init. */
+int evrtpy_acl_mdl_init(PyObject *module, PyObject *acl, PyObject *rt);
+/* acl.rt.launch_host_func on a capturing stream: the callable is kept for
+ * every execution of the model (acl_mdl.c).  0: the stream is not
+ * capturing (launch it plainly); 1: launched, the ACL code in *ret; -1:
+ * the exception is set. */
+int evrtpy_acl_launch_kept(void *stream, PyObject *fn, PyObject *arg,
+                           int *ret);
+
 #endif

@@ -28,28 +28,8 @@
 
 /* --------------------------------------------------------------- helpers */
 
-/* A handle argument: an int (the pointer) or None (NULL). */
-static int mdl_ptr(PyObject *o, void **out) {
-  if (o == Py_None) {
-    *out = NULL;
-    return 1;
-  }
-  if (!PyLong_Check(o)) {
-    PyErr_Format(PyExc_TypeError, "handle must be an int, not %.100s",
-                 Py_TYPE(o)->tp_name);
-    return 0;
-  }
-  void *p = PyLong_AsVoidPtr(o);
-  if (!p && PyErr_Occurred())
-    return 0;
-  *out = p;
-  return 1;
-}
-
-static PyObject *handle_ret(void *p, aclError ret) {
-  PyObject *h = p ? PyLong_FromVoidPtr(p) : PyLong_FromLong(0);
-  return h ? Py_BuildValue("(Ni)", h, (int)ret) : NULL;
-}
+#define mdl_ptr evrtpy_acl_to_ptr /* an int handle, or None (acl_module.c) */
+#define handle_ret evrtpy_acl_ptr_ret
 
 #define RET(expr) return PyLong_FromLong((long)(expr))
 

@@ -56,6 +56,10 @@ static PyObject *ptr_ret(void *p, aclError ret) {
   return Py_BuildValue("(Ni)", h, (int)ret);
 }
 
+/* The two for acl_mdl.c (evrt_module.h). */
+int evrtpy_acl_to_ptr(PyObject *o, void **out) { return to_ptr(o, out); }
+PyObject *evrtpy_acl_ptr_ret(void *p, int ret) { return ptr_ret(p, ret); }
+
 #define RET(expr) return PyLong_FromLong((long)(expr))
 
 /* ------------------------------------------------------------- Ctrl-C */

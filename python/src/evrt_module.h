@@ -276,5 +276,9 @@ int evrtpy_acl_mdl_init(PyObject *module, PyObject *acl, PyObject *rt);
  * the exception is set. */
 int evrtpy_acl_launch_kept(void *stream, PyObject *fn, PyObject *arg,
                            int *ret);
+/* acl_module.c's argument converters, for acl_mdl.c: a handle argument
+ * (an int, or None for NULL; an O& converter), and (handle, ret). */
+int evrtpy_acl_to_ptr(PyObject *o, void **out);
+PyObject *evrtpy_acl_ptr_ret(void *p, int ret);
 
 #endif

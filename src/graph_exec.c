@@ -618,6 +618,13 @@ bool evrt__graph_run_launch(struct evrt__stream *s, struct evrt__item *it) {
       atomic_load_explicit(&s->skipping, memory_order_relaxed);
   if (EVRT_UNLIKELY(evrt__check_on) && n)
     evrt__check_join_after(s, x->lanes[x->final].s, it->u.graph.target);
+  /* A reference of this run's own while the lanes get their items: once
+   * the last lane's chain is linked, the lanes can run to END, which gives
+   * back the launch's reference, and an executable graph whose handle is
+   * destroyed would then be freed, lane streams included, while this loop
+   * still reads x and schedules the lane (ThreadSanitizer caught it in
+   * test_capture).  The launch's reference keeps x alive until here. */
+  exec_ref(x);
   for (uint32_t l = 0; l < x->nlanes; l++) {
     struct glane *ln = &x->lanes[l];
     if (!ln->nops)
@@ -681,6 +688,7 @@ bool evrt__graph_run_launch(struct evrt__stream *s, struct evrt__item *it) {
       __builtin_trap(); /* the lanes' seqs are the launch protocol */
 #endif
   }
+  evrt__gexec_unref(x); /* may free x (and destroy its lanes) here */
   return true;
 }
 

@@ -708,6 +708,51 @@ TEST(concurrent_capture_and_launch) {
   evrt_stream_destroy(s);
 }
 
+/* Executable graphs destroyed right after their one launch: the launch's
+ * END, on the origin's lane, drops the last reference as soon as the last
+ * forked lane has run, which can be while the worker that gave the lanes
+ * their items is still in its loop (it read the freed graph; ThreadSanitizer
+ * saw it under load).  Under the sanitizers any such access is a report;
+ * here every launch must also have run all its nodes. */
+TEST(exec_destroyed_while_its_launch_fills_the_lanes) {
+  static atomic_int cnt;
+  atomic_store(&cnt, 0);
+  enum { SIDE = 3, ROUNDS = 200 };
+  evrt_stream_t s = mk(), side[SIDE], L = mk();
+  evrt_event_t fork = ev(0), join[SIDE];
+  for (int k = 0; k < SIDE; k++) {
+    side[k] = mk();
+    join[k] = ev(0);
+  }
+  ASSERT_OK(evrt_stream_begin_capture(s, EVRT_CAPTURE_MODE_GLOBAL));
+  ASSERT_OK(evrt_launch_host_func(s, bump, &cnt));
+  ASSERT_OK(evrt_event_record(fork, s));
+  for (int k = 0; k < SIDE; k++) {
+    ASSERT_OK(evrt_stream_wait_event(side[k], fork));
+    ASSERT_OK(evrt_launch_host_func(side[k], bump, &cnt));
+    ASSERT_OK(evrt_event_record(join[k], side[k]));
+    ASSERT_OK(evrt_stream_wait_event(s, join[k]));
+  }
+  evrt_graph_t g;
+  ASSERT_OK(evrt_stream_end_capture(s, &g));
+  for (int r = 0; r < ROUNDS; r++) {
+    evrt_graph_exec_t x;
+    ASSERT_OK(evrt_graph_instantiate(&x, g));
+    ASSERT_OK(evrt_graph_launch(x, L));
+    ASSERT_OK(evrt_graph_exec_destroy(x));
+  }
+  ASSERT_OK(evrt_stream_synchronize(L));
+  ASSERT_EQ(atomic_load(&cnt), ROUNDS * (1 + SIDE));
+  ASSERT_OK(evrt_graph_destroy(g));
+  for (int k = 0; k < SIDE; k++) {
+    evrt_stream_destroy(side[k]);
+    evrt_event_destroy(join[k]);
+  }
+  evrt_event_destroy(fork);
+  evrt_stream_destroy(s);
+  evrt_stream_destroy(L);
+}
+
 /* A random DAG over 4 streams (host functions, records, waits, forks and
  * joins), captured and replayed: every node runs after everything it
  * depends on.  The test keeps the dependencies itself, as the capture

@@ -56,6 +56,10 @@ static PyObject *ptr_ret(void *p, aclError ret) {
   return Py_BuildValue("(Ni)", h, (int)ret);
 }
 
+/* The two for acl_mdl.c (evrt_module.h). */
+int evrtpy_acl_to_ptr(PyObject *o, void **out) { return to_ptr(o, out); }
+PyObject *evrtpy_acl_ptr_ret(void *p, int ret) { return ptr_ret(p, ret); }
+
 #define RET(expr) return PyLong_FromLong((long)(expr))
 
 /* ------------------------------------------------------------- Ctrl-C */
@@ -652,6 +656,11 @@ static PyObject *r_launch_host_func(PyObject *m, PyObject *args) {
   void *s;
   if (!PyArg_ParseTuple(args, "O&OO:launch_host_func", to_ptr, &s, &fn, &a))
     return NULL;
+  /* Into a capture: a task of the model, kept for every run (acl_mdl.c). */
+  int kr = 0, k = PyCallable_Check(fn) ? evrtpy_acl_launch_kept(s, fn, a, &kr)
+                                       : 0;
+  if (k)
+    return k < 0 ? NULL : PyLong_FromLong((long)kr);
   struct py_cb *c = py_cb_new(fn, a, 1);
   if (!c)
     return NULL;
@@ -2854,6 +2863,8 @@ int evrtpy_acl_init(PyObject *module) {
   for (const struct named *c = cover_constants; c->name; c++)
     if (PyModule_AddIntConstant(acl, c->name, c->value) < 0)
       return -1;
+  if (evrtpy_acl_mdl_init(module, acl, rt) < 0) /* acl.mdl (acl_mdl.c) */
+    return -1;
   return PyModule_AddIntConstant(module, "HAVE_ACL", 1);
 }
 

@@ -296,4 +296,19 @@ extern PyMethodDef evrtpy_gputrace_methods[];
  * -1 with an exception set. */
 int evrtpy_acl_init(PyObject *module);
 
+/* ------------------------------------------------------------ acl_mdl.c */
+/* acl.mdl (the model runtime instance calls) and acl.rt's label calls,
+ * added to the acl and acl.rt modules made by evrtpy_acl_init. */
+int evrtpy_acl_mdl_init(PyObject *module, PyObject *acl, PyObject *rt);
+/* acl.rt.launch_host_func on a capturing stream: the callable is kept for
+ * every execution of the model (acl_mdl.c).  0: the stream is not
+ * capturing (launch it plainly); 1: launched, the ACL code in *ret; -1:
+ * the exception is set. */
+int evrtpy_acl_launch_kept(void *stream, PyObject *fn, PyObject *arg,
+                           int *ret);
+/* acl_module.c's argument converters, for acl_mdl.c: a handle argument
+ * (an int, or None for NULL; an O& converter), and (handle, ret). */
+int evrtpy_acl_to_ptr(PyObject *o, void **out);
+PyObject *evrtpy_acl_ptr_ret(void *p, int ret);
+
 #endif

@@ -21,7 +21,7 @@ if not getattr(_evrt, "HAVE_ACL", 0):
     raise ImportError("evrt was built without the ACL layer (src/acl): "
                       "evrt.acl is not available")
 
-from . import rt, util  # noqa: E402
+from . import mdl, rt, util  # noqa: E402
 
 _c = _evrt._acl
 # Every function of the C module (init, finalize, get_recent_err_msg,
@@ -29,4 +29,4 @@ _c = _evrt._acl
 _names = sorted(k for k in dir(_c) if not k.startswith("_"))
 globals().update({k: getattr(_c, k) for k in _names})
 
-__all__ = ["rt", "util"] + _names
+__all__ = ["mdl", "rt", "util"] + _names

@@ -21,7 +21,8 @@
  * on hot paths (submit, host_wait, timestamp, stream_resume) go through an
  * inline test of that pointer, predicted true, and then a direct call of
  * the cpu function: no indirect call for the built-in backend (bench/README.md
- * has the A/B).  Cold hooks are called through the table.
+ * has the A/B); so do the stream hooks (stream create + destroy is measured
+ * too).  Cold hooks are called through the table.
  *
  * Locks named below are those of internal.h's lock order.  "No lock held"
  * means no runtime lock at all (a hook may then block or make system calls).
@@ -160,10 +161,18 @@ struct evrt__backend_ops {
   void (*fill)(int device, void *dst, int value, size_t n);
 };
 
+/* Inside the library these are hidden, and said so here: the dispatch's
+ * compare is then with an address the code computes (lea), not one loaded
+ * from the GOT. */
+#ifdef EVRT_BUILDING_LIBRARY
+#define EVRT__HIDDEN __attribute__((visibility("hidden")))
+#else
+#define EVRT__HIDDEN
+#endif
 /* The table in use (set at init, before any other hook runs; read-only
  * after) and the built-in one. */
-extern const struct evrt__backend_ops *evrt__backend;
-extern const struct evrt__backend_ops evrt__cpu_backend;
+extern EVRT__HIDDEN const struct evrt__backend_ops *evrt__backend;
+extern EVRT__HIDDEN const struct evrt__backend_ops evrt__cpu_backend;
 
 /* Choose the backend named by EVRT_BACKEND (unset or "cpu": the built-in
  * one; another name: dlopen of libevrt-backend-<name>.so.0 and its entry
@@ -184,6 +193,9 @@ void evrt__cpu_stream_resume(struct evrt__stream *s);
 evrt_status_t evrt__cpu_host_wait(struct evrt__stream *s, uint64_t target,
                                   int64_t timeout_ns, bool blocking);
 uint64_t evrt__cpu_timestamp(int device);
+evrt_status_t evrt__cpu_stream_init(struct evrt__stream *s);
+void evrt__cpu_stream_release(struct evrt__stream *s);
+void evrt__cpu_stream_destroyed(struct evrt__stream *s);
 
 #define EVRT__BE_IS_CPU() EVRT_LIKELY(evrt__backend == &evrt__cpu_backend)
 
@@ -207,6 +219,23 @@ static inline evrt_status_t evrt__be_host_wait(struct evrt__stream *s,
   if (EVRT__BE_IS_CPU())
     return evrt__cpu_host_wait(s, target, timeout_ns, blocking);
   return evrt__backend->host_wait(s, target, timeout_ns, blocking);
+}
+static inline evrt_status_t evrt__be_stream_init(struct evrt__stream *s) {
+  if (EVRT__BE_IS_CPU())
+    return evrt__cpu_stream_init(s);
+  return evrt__backend->stream_init(s);
+}
+static inline void evrt__be_stream_release(struct evrt__stream *s) {
+  if (EVRT__BE_IS_CPU())
+    evrt__cpu_stream_release(s);
+  else
+    evrt__backend->stream_release(s);
+}
+static inline void evrt__be_stream_destroyed(struct evrt__stream *s) {
+  if (EVRT__BE_IS_CPU())
+    evrt__cpu_stream_destroyed(s);
+  else
+    evrt__backend->stream_destroyed(s);
 }
 static inline uint64_t evrt__be_timestamp(int device) {
   if (EVRT__BE_IS_CPU())

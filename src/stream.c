@@ -1,16 +1,18 @@
 /*
  * stream.c - the stream API and the producer side of a stream's queue.
  *
- * Lock order used here: stream.plock -> pool.lock (never nested in fact:
- * the stream is scheduled after plock is released).
+ * Lock order used here: stream.plock -> the backend's locks (cpu:
+ * pool.lock; never nested in fact: submit is called after plock is
+ * released).
  *
  * Enqueue assigns the item's seq and links it at the tail under plock (a
  * lock among producers only), so seq order is queue order even with several
  * producer threads.  enq_seq is stored seq_cst after the link; then the
- * producer reads the state (seq_cst) and, if the stream is IDLE, CASes it to
- * QUEUED and pushes it to the run queue.  The worker going idle stores IDLE
- * and then re-reads enq_seq (exec.c): one of the two always sees the other,
- * so no item is ever left behind in an idle stream.
+ * producer calls the backend's submit (src/backend.h).  The cpu backend's
+ * (src/cpu/streams.c) reads the state (seq_cst) and, if the stream is IDLE,
+ * CASes it to QUEUED and pushes it to the run queue; its worker going idle
+ * stores IDLE and then re-reads enq_seq (exec.c): one of the two always
+ * sees the other, so no item is ever left behind in an idle stream.
  *
  * Destroy racing enqueue.  A producer looks the handle up without a lock,
  * so by the time it links, the stream may have been destroyed, drained,
@@ -68,7 +70,7 @@ evrt_status_t evrt__stream_new(int device, int priority, bool is_default,
   s->name[0] = 0;
   /* the backend's state of the new incarnation, and the room its submit
    * will need (so that an enqueue never fails for want of it) */
-  st = evrt__backend->stream_init(s);
+  st = evrt__be_stream_init(s);
   if (EVRT_UNLIKELY(st)) {
     evrt__table_release(&evrt__streams, &s->hdr);
     return st;
@@ -97,7 +99,7 @@ void evrt__stream_free(struct evrt__stream *s) {
    * drain): nobody runs or schedules it.  The backend wakes the waiters of
    * every reached target before a new incarnation of the slot can empty
    * its waiter lists, and gives back what stream_init reserved. */
-  evrt__backend->stream_release(s);
+  evrt__be_stream_release(s);
   if (s->head != &s->stub)
     evrt__free(s->head);
   s->head = &s->stub;
@@ -421,7 +423,7 @@ evrt_status_t evrt_stream_destroy(evrt_stream_t h) {
     evrt__backoff(&b);
   /* The backend marks it destroyed and frees it now if it is idle and
    * drained; otherwise whoever drains it frees it. */
-  evrt__backend->stream_destroyed(s);
+  evrt__be_stream_destroyed(s);
   return EVRT_SUCCESS;
 }
 

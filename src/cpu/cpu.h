@@ -301,10 +301,7 @@ uint64_t evrt__spin_budget_ns(void);
  * hook: the graph executor runs each node through it).  False: the stream
  * must park. */
 bool evrt__exec_run_item(struct evrt__stream *s, struct evrt__item *it);
-/* src/cpu/streams.c: the stream hooks (submit, host_wait, stream_resume
- * and timestamp are declared in backend.h for its direct calls). */
-evrt_status_t evrt__cpu_stream_init(struct evrt__stream *s);
-void evrt__cpu_stream_release(struct evrt__stream *s);
-void evrt__cpu_stream_destroyed(struct evrt__stream *s);
+/* src/cpu/streams.c: the stream hooks (declared in backend.h, for its
+ * direct calls). */
 
 #endif

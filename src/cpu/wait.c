@@ -203,7 +203,7 @@ self_deadlock(struct evrt__stream *x, uint64_t t) {
 }
 
 evrt_status_t evrt__cpu_host_wait(struct evrt__stream *s, uint64_t target,
-                             int64_t timeout_ns, bool blocking) {
+                                  int64_t timeout_ns, bool blocking) {
   if (evrt__done(s) >= target)
     return EVRT_SUCCESS;
   if (EVRT_UNLIKELY(evrt__check_on) && !evrt__check_tls_waiting)

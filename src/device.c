@@ -136,7 +136,7 @@ evrt_status_t evrt_device_synchronize_timeout(int device, int64_t timeout_ns) {
       uint64_t now = evrt__now_ns();
       left = now < deadline ? (int64_t)(deadline - now) : 0;
     }
-    st = evrt__wait_seq(s, target, left, false);
+    st = evrt__be_host_wait(s, target, left, false);
     if (st == EVRT_ERROR_TIMEOUT)
       return evrt__fail(st, "device %d not done after %lld ns", device,
                         (long long)timeout_ns);

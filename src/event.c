@@ -433,7 +433,7 @@ init_event(struct evrt__obj *o, uint64_t h, evrt_event_t *event,
 static void resume_list(struct evrt__item *list) {
   while (list) {
     struct evrt__item *next = list->u.ev.wnext;
-    evrt__stream_resume(list->owner);
+    evrt__be_stream_resume(list->owner);
     list = next;
   }
 }
@@ -698,7 +698,7 @@ record_general(struct evrt__event *e, evrt_event_t eh, struct evrt__stream *s,
       /* (after the acquire load of enq_seq: enq was this incarnation's) */
       gone = true;
     } else if (timing) {
-      ts = evrt__backend->timestamp(sdev);
+      ts = evrt__be_timestamp(sdev);
     }
     if (EVRT_UNLIKELY(st || more || gone)) {
       /* Nothing happened: undo, unlock, and fail or get memory and retry. */
@@ -791,7 +791,7 @@ evrt_status_t evrt_event_record(evrt_event_t eh, evrt_stream_t sh) {
     goto general;
   }
   /* A timing event on an idle stream: the record executes now. */
-  uint64_t ts = timing ? evrt__backend->timestamp(sdev) : 0;
+  uint64_t ts = timing ? evrt__be_timestamp(sdev) : 0;
   if (took)
     e->has_resource = true;
   publish_locked(e, s, dev < 0 ? sdev : -1,
@@ -854,7 +854,7 @@ sync_wait(struct evrt__event *e, struct gen g, int64_t timeout_ns) {
   bool blocking = g.flags & EVRT_EVENT_BLOCKING_SYNC;
   uint64_t id = atomic_load_explicit(&e->id, memory_order_relaxed);
   /* (src, target) stays valid if the event is destroyed meanwhile */
-  st = evrt__wait_seq(g.src, g.target, timeout_ns, blocking);
+  st = evrt__be_host_wait(g.src, g.target, timeout_ns, blocking);
   if (EVRT_TRACING())
     evrt__trace_host_wait("event_synchronize", id, t0, evrt__now_ns());
   if (st == EVRT_ERROR_TIMEOUT)
@@ -1106,7 +1106,7 @@ evrt_status_t evrt_event_elapsed_time(float *ms, evrt_event_t sh,
   if ((st = timing_of(a, sh, "start", &t0)) ||
       (st = timing_of(b, eh, "end", &t1)))
     return st;
-  *ms = (float)((double)((int64_t)(t1 - t0)) / 1e6);
+  *ms = (float)((double)evrt__backend->elapsed_ns(da, t0, t1) / 1e6);
   return EVRT_SUCCESS;
 }
 

@@ -166,7 +166,7 @@ static void cancel_pending(struct evrt__item *it) {
   switch (it->kind) {
   case EVRT__ITEM_DELAY:
     if (it->phase == 1)
-      evrt__timer_cancel(it);
+      evrt__backend->timer_cancel(it);
     break;
   case EVRT__ITEM_VALUE_WAIT:
     if (it->phase == 1)
@@ -184,11 +184,11 @@ static void cancel_pending(struct evrt__item *it) {
                /* acquire: pairs with the notifier's release */
                !atomic_load_explicit(&it->u.ev.unlinked,
                                      memory_order_acquire)) {
-      evrt__stream_remove_waiter(it);
+      evrt__backend->wait_cancel(it);
     }
     /* timer_idx is the timer thread's, under its lock (run_wait) */
     if (it->deadline)
-      evrt__timer_cancel(it);
+      evrt__backend->timer_cancel(it);
     it->phase = 0;
     break;
   default:
@@ -352,7 +352,7 @@ evrt_status_t evrt_stream_abort(evrt_stream_t h) {
   /* A parked head (a wait, a delay) re-evaluates and is skipped; a running
    * or queued stream sees the mark at its next item; an idle one has
    * nothing to discard. */
-  evrt__stream_resume(s);
+  evrt__be_stream_resume(s);
   return EVRT_SUCCESS;
 }
 
@@ -388,6 +388,6 @@ evrt_status_t evrt_thread_serve_begin(evrt_stream_t h, uint64_t task_id) {
 void evrt_thread_serve_end(void) {
   /* Only a thread that began serving (never a worker inside a host
    * function: that one returns to its worker loop, which clears it). */
-  if (!evrt__pool_on_worker())
+  if (!evrt__backend->on_own_thread())
     evrt__tls_stream = NULL;
 }

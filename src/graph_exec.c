@@ -34,7 +34,7 @@
  * Execution (workers).  When the launch stream reaches the GRAPH item, the
  * worker pushes each lane's operations onto its stream (O(operations),
  * not O(nodes)) and goes on.  Lanes run like any stream: waits park them
- * (rule 4), every node runs through evrt__exec_run_item, as an ordinary
+ * (rule 4), every node runs through the backend's run_item hook, as an ordinary
  * item would, with the lane stream and the SEG item's seq as the running
  * position, and traces show each node as a slice on its lane's track.
  * With EVRT_CHECK on, the lanes' items carry the launch stream's clock,
@@ -590,7 +590,7 @@ static bool prev_ended(struct evrt__item *it) {
     return true;
   bool ok = evrt__done(src) >= it->u.graph.target;
   if (!ok && it->phase == 0) {
-    if (!evrt__stream_add_waiter(it))
+    if (!evrt__backend->wait_register(it))
       return true; /* reached meanwhile */
     it->phase = 1;
     return false;
@@ -598,7 +598,7 @@ static bool prev_ended(struct evrt__item *it) {
   /* acquire: pairs with the notifier's release after unlinking */
   if (ok && it->phase == 1 &&
       !atomic_load_explicit(&it->u.graph.unlinked, memory_order_acquire))
-    evrt__stream_remove_waiter(it);
+    evrt__backend->wait_cancel(it);
   return ok;
 }
 
@@ -696,7 +696,7 @@ bool evrt__graph_run_launch(struct evrt__stream *s, struct evrt__item *it) {
 static void run_node(struct evrt__gexec *x, struct evrt__stream *s,
                      uint64_t seq, uint32_t i) {
   const struct evrt__gnode *nd = &x->nodes[i];
-  /* Only what evrt__exec_run_item reads of these kinds is filled: clearing
+  /* Only what run_item reads of these kinds is filled: clearing
    * the whole item (rep stos) was most of a node's cost. */
   struct evrt__item t;
   t.kind = nd->kind;
@@ -729,7 +729,7 @@ static void run_node(struct evrt__gexec *x, struct evrt__stream *s,
   }
   }
   uint64_t t0 = EVRT_TRACING() ? evrt__now_ns() : 0;
-  evrt__exec_run_item(s, &t);
+  evrt__backend->run_item(s, &t);
   /* The checker saw it begin (its accesses, in the run's position): end it
    * too, as the worker ends an item (a host function's context; frees its
    * record). */

@@ -28,7 +28,6 @@
 atomic_int evrt__lib_state;
 struct evrt__table evrt__streams;
 struct evrt__table evrt__events;
-const struct evrt__backend_ops *evrt__backend = &evrt__cpu_backend;
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool atexit_installed; /* written by the initializing thread only */
 
@@ -67,12 +66,8 @@ static evrt_status_t initialize(void) {
                    EVRT__TAG_STREAM, NULL);
   evrt__table_init(&evrt__events, EVRT__EVENT_SLOT, EVRT__TAG_EVENT,
                    evrt__event_init_slot);
-  evrt_status_t r = EVRT_SUCCESS;
-  const char *want = getenv("EVRT_BACKEND");
-  if (want && *want && strcmp(want, evrt__backend->name) != 0)
-    r = evrt__fail(EVRT_ERROR_NOT_SUPPORTED,
-                   "EVRT_BACKEND=%s: only the \"%s\" backend is built", want,
-                   evrt__backend->name);
+  /* EVRT_BACKEND: the cpu backend or a loaded one (backend_load.c) */
+  evrt_status_t r = evrt__backend_select();
   if (r == EVRT_SUCCESS)
     r = evrt__backend->init();
   if (r == EVRT_SUCCESS)
@@ -141,7 +136,7 @@ evrt_status_t evrt_shutdown(void) {
   /* Hosts parked on work about to be discarded return
    * EVRT_ERROR_SHUTDOWN now: one of them may be a host function holding a
    * worker that the backend's shutdown waits for. */
-  evrt__wait_shutdown();
+  evrt__backend->wake_hosts();
   evrt__backend->shutdown();
   evrt__ipc_shutdown();
   evrt__trace_finish();

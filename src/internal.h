@@ -517,21 +517,8 @@ struct evrt__item {
 
 
 /* ------------------------------------------------------------- streams */
-enum evrt__sched_state {
-  EVRT__S_IDLE = 0, /* no work, not in the run queue */
-  EVRT__S_QUEUED,   /* in the run queue */
-  EVRT__S_RUNNING,  /* a worker owns it */
-  EVRT__S_PARKED,   /* head item waits (dependency, delay) */
-  EVRT__S_DEAD      /* destroyed and drained: being freed */
-};
-/* State word: (incarnation << 4) | EVRT__RESUME? | enum evrt__sched_state.
- * EVRT__RESUME is set (by CAS) on a RUNNING stream by a resume that its
- * owner has not seen yet; every state change through EVRT__ST_WITH clears
- * it. */
-#define EVRT__RESUME 8u
-#define EVRT__ST(w) ((w)&7u)
-#define EVRT__INC(w) ((w) >> 4)
-#define EVRT__ST_WITH(w, st) (((w) & ~15u) | (unsigned)(st))
+/* The scheduling state word (stream.state) belongs to the backend: the cpu
+ * backend's states and transitions are in src/cpu/cpu.h. */
 
 /*
  * A stream's queue is a singly linked list with a stub node.  Producers link
@@ -566,7 +553,8 @@ struct evrt__stream {
    * producers' line: enqueue tests it where it reads the handle word. */
   _Atomic(struct evrt__capture *) capture;
   /* --- scheduling */
-  /* EVRT__ST / EVRT__INC / EVRT__RESUME below.  The incarnation grows at
+  /* Owned by the backend (cpu: src/cpu/cpu.h, EVRT__ST / EVRT__INC /
+   * EVRT__RESUME).  The incarnation grows at
    * every evrt__stream_new, so a CAS made by a thread that last saw an
    * earlier incarnation of the slot fails (no ABA across a free). */
   _Alignas(64) atomic_uint state;
@@ -720,9 +708,6 @@ evrt_status_t evrt__enqueue(struct evrt__stream *s, evrt_stream_t h,
                            const struct evrt__item *tmpl);
 /* Free a drained, destroyed stream (called by the worker). */
 void evrt__stream_free(struct evrt__stream *s);
-/* Wait on the calling thread until s->done_seq >= target. */
-evrt_status_t evrt__wait_seq(struct evrt__stream *s, uint64_t target,
-                             int64_t timeout_ns, bool blocking);
 
 /* --------------------------------------------------------------- events */
 struct evrt__ipc_map;
@@ -788,29 +773,8 @@ bool evrt__event_bind_next_record(struct evrt__item *it, bool first);
 void evrt__event_unlink_next_record(struct evrt__item *it);
 
 /* ------------------------------------------------------------- backend */
-/*
- * What the core asks of a backend.  The cpu backend (src/cpu/backend.c) is
- * the only one built today; a device backend (CUDA through dlopen, say)
- * would fill the same table.  Lock contract of each hook:
- */
-struct evrt__backend_ops {
-  const char *name;
-  /* Number of devices.  Called once, at init, under the init lock. */
-  int (*device_count)(void);
-  /* Start / stop the backend's threads.  Init lock held; no other runtime
-   * lock.  shutdown waits for running items and joins every thread. */
-  evrt_status_t (*init)(void);
-  void (*shutdown)(void);
-  /* Time of a record's execution on a device, in ns on CLOCK_MONOTONIC's
-   * scale.  Any thread; may be called with an event lock held. */
-  uint64_t (*timestamp)(int device);
-  /* Execute a copy / fill work item.  Called by the thread executing the
-   * stream, with no runtime lock held; may take long. */
-  void (*copy)(int device, void *dst, const void *src, size_t n);
-  void (*fill)(int device, void *dst, int value, size_t n);
-};
-extern const struct evrt__backend_ops evrt__cpu_backend;
-extern const struct evrt__backend_ops *evrt__backend;
+/* src/backend.h: the ops table and its dispatch. */
+#include "backend.h"
 
 /* -------------------------------------------------------------- devices */
 struct evrt__device {
@@ -831,80 +795,6 @@ struct evrt__stream *evrt__stream_null_default(void);
 bool evrt__event_resource_take(int device);
 void evrt__event_resource_give(int device);
 
-/* ---------------------------------------------------- scheduler (cpu) */
-/* src/cpu/pool.c */
-evrt_status_t evrt__pool_init(void);
-void evrt__pool_shutdown(void);
-/* Put a stream the caller owns (just CASed to QUEUED) in the run queue. */
-void evrt__pool_push(struct evrt__stream *s);
-/* Room in the run queue for one more stream object of s's priority (taken
- * by evrt__stream_new, given back by evrt__stream_free): a push then never
- * needs memory. */
-evrt_status_t evrt__pool_reserve(const struct evrt__stream *s);
-void evrt__pool_unreserve(const struct evrt__stream *s);
-void evrt__pool_push_many(struct evrt__stream **v, int n);
-bool evrt__pool_push_local(struct evrt__stream *s);
-void evrt__pool_flush_local(void);
-/* Make a parked stream QUEUED (true: the caller now owns it and must push
- * it); otherwise note the resume for its owner. */
-bool evrt__stream_try_queue(struct evrt__stream *s);
-bool evrt__pool_has_ready(void);
-bool evrt__pool_on_worker(void); /* the calling thread is a pool worker */
-/* Free a ->next-linked list of finished items later, when this worker runs
- * out of work (at once past a bound). Worker threads only. */
-void evrt__pool_defer_free(struct evrt__item *head, struct evrt__item *tail,
-                           uint32_t n);
-bool evrt__pool_spin_enter(void);
-void evrt__pool_spin_leave(void);
-/* src/cpu/exec.c: run a stream's items until it idles, parks or yields. */
-void evrt__exec_stream(struct evrt__stream *s);
-/* Streams this worker let go idle without a full barrier, settled together
- * by one (exec.c): call before anything that may keep the worker away for
- * long (user code, spinning, parking) and before taking more work. */
-extern EVRT_TLS int evrt__tls_nunsettled;
-void evrt__exec_settle_slow(void);
-/* A worker leaving (settled already): free its notes. */
-void evrt__exec_thread_exit(void);
-static inline void evrt__exec_settle(void) {
-  if (EVRT_UNLIKELY(evrt__tls_nunsettled))
-    evrt__exec_settle_slow();
-}
-/* notify's resume, on a worker: a stream parked on a satisfied plain wait
- * with nothing behind it passes it here and goes idle (false); otherwise as
- * evrt__stream_try_queue (true: the caller owns it QUEUED and pushes it). */
-bool evrt__exec_resume(struct evrt__stream *s);
-/* Resume a parked stream (any thread, no lock held). */
-void evrt__stream_resume(struct evrt__stream *s);
-/* Resume and wake the waiters whose target is <= seq (seq <= done_seq): a
- * worker after completing items, a settle, or whoever frees the stream
- * (any thread). */
-void evrt__stream_notify(struct evrt__stream *s, uint64_t seq);
-/* Register a parked wait item on its source stream; false if the dependency
- * is already satisfied (then nothing was registered). */
-bool evrt__stream_add_waiter(struct evrt__item *it);
-/* s (owned by the caller) cannot pass its item at seq `at` before src
- * reaches target (see blk_src); at = 0 clears. */
-static inline void evrt__stream_blocked_on(struct evrt__stream *s,
-                                           struct evrt__stream *src,
-                                           uint64_t target, uint64_t at) {
-  /* release, all three: a reader that sees a record written after the
-   * stream moved past `at` sees that move in done_seq (wait.c) */
-  atomic_store_explicit(&s->blk_src, src, memory_order_release);
-  atomic_store_explicit(&s->blk_target, target, memory_order_release);
-  atomic_store_explicit(&s->blk_at, at, memory_order_release);
-}
-void evrt__stream_remove_waiter(struct evrt__item *it);
-/* A new incarnation of a stream slot: empty waiter lists (under wlock: a
- * waiter of the previous incarnation may still look at them). */
-void evrt__stream_waiters_reset(struct evrt__stream *s);
-/* evrt_shutdown: wake every host parked in a wait with
- * EVRT_ERROR_SHUTDOWN (the state is SHUTDOWN already; any thread). */
-void evrt__wait_shutdown(void);
-/* src/cpu/timer.c: resume it->owner at it->deadline. */
-evrt_status_t evrt__timer_arm(struct evrt__item *it);
-void evrt__timer_cancel(struct evrt__item *it);
-void evrt__timer_shutdown(void);
-
 /* ------------------------------------------------------------------ ipc */
 /* src/ipc_*.c (src/ipc.h lists the files) */
 evrt_status_t evrt__ipc_record(struct evrt__event *e, struct evrt__stream *s);
@@ -922,9 +812,6 @@ evrt_status_t evrt__ipc_watch(struct evrt__item *it);
 void evrt__ipc_unwatch(struct evrt__item *it);
 void evrt__ipc_exec_record(struct evrt__item *it);
 void evrt__ipc_shutdown(void);
-
-/* Common spin budget before parking (ns), adaptive in wait.c */
-uint64_t evrt__spin_budget_ns(void);
 
 /* ------------------------------------------------------------- capture */
 /* src/capture.c, src/graph.c, src/graph_exec.c; docs/capture.md.  The core
@@ -981,9 +868,6 @@ bool evrt__capture_destroy_stream(struct evrt__stream *s, evrt_status_t *st);
  * lock held: a launch expands into its lanes; a run of nodes executes. */
 bool evrt__graph_run_launch(struct evrt__stream *s, struct evrt__item *it);
 bool evrt__graph_run_seg(struct evrt__stream *s, struct evrt__item *it);
-/* src/cpu/exec.c: execute one item as the worker would (the graph
- * executor runs each node through it).  False: the stream must park. */
-bool evrt__exec_run_item(struct evrt__stream *s, struct evrt__item *it);
 /* src/event.c: publish the generation (s, target) of the incarnation
  * ev_gen of e, as a record on a stream of `device` would, without
  * enqueuing anything: a graph launch's record nodes (target lies ahead on

@@ -226,7 +226,7 @@ static evrt_status_t wait_gen(struct evrt__ipc_shm *m, uint64_t g,
   uint64_t start = evrt__now_ns();
   uint64_t deadline = timeout_ns >= 0 ? start + (uint64_t)timeout_ns : 0;
   if (!blocking) {
-    uint64_t budget = evrt__spin_budget_ns();
+    uint64_t budget = evrt__backend->spin_budget_ns();
     for (unsigned i = 1;; i++) {
       if (evrt__ipc_gen_state(m, g, false) > 0)
         return EVRT_SUCCESS;

@@ -71,7 +71,7 @@ static void *watcher_main(void *arg) {
     bool empty = W.list == NULL;
     pthread_mutex_unlock(&W.lock);
     for (int i = 0; i < k; i++)
-      evrt__stream_resume(owners[i]);
+      evrt__be_stream_resume(owners[i]);
     if (k == 0) {
       if (empty) {
         evrt__futex_wait(&W.kick, kick, -1, 0);

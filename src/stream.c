@@ -1,16 +1,18 @@
 /*
  * stream.c - the stream API and the producer side of a stream's queue.
  *
- * Lock order used here: stream.plock -> pool.lock (never nested in fact:
- * the stream is scheduled after plock is released).
+ * Lock order used here: stream.plock -> the backend's locks (cpu:
+ * pool.lock; never nested in fact: submit is called after plock is
+ * released).
  *
  * Enqueue assigns the item's seq and links it at the tail under plock (a
  * lock among producers only), so seq order is queue order even with several
  * producer threads.  enq_seq is stored seq_cst after the link; then the
- * producer reads the state (seq_cst) and, if the stream is IDLE, CASes it to
- * QUEUED and pushes it to the run queue.  The worker going idle stores IDLE
- * and then re-reads enq_seq (exec.c): one of the two always sees the other,
- * so no item is ever left behind in an idle stream.
+ * producer calls the backend's submit (src/backend.h).  The cpu backend's
+ * (src/cpu/streams.c) reads the state (seq_cst) and, if the stream is IDLE,
+ * CASes it to QUEUED and pushes it to the run queue; its worker going idle
+ * stores IDLE and then re-reads enq_seq (exec.c): one of the two always
+ * sees the other, so no item is ever left behind in an idle stream.
  *
  * Destroy racing enqueue.  A producer looks the handle up without a lock,
  * so by the time it links, the stream may have been destroyed, drained,
@@ -48,9 +50,6 @@ evrt_status_t evrt__stream_new(int device, int priority, bool is_default,
    * under plock, and a producer still holding a stale handle may use them
    * under plock meanwhile (evrt__item_new). */
   atomic_store_explicit(&s->capture, NULL, memory_order_relaxed);
-  unsigned w = atomic_load_explicit(&s->state, memory_order_relaxed);
-  atomic_store_explicit(&s->state, ((EVRT__INC(w) + 1) << 4) | EVRT__S_IDLE,
-                        memory_order_relaxed);
   atomic_store_explicit(&s->destroyed, false, memory_order_relaxed);
   /* release (here and for device, wait_failures): a caller still holding
    * the previous incarnation's handle may read these before it re-checks
@@ -59,7 +58,6 @@ evrt_status_t evrt__stream_new(int device, int priority, bool is_default,
   s->done_local = s->done_local_tail = NULL;
   s->n_done_local = 0;
   s->n_returned = 0;
-  evrt__stream_waiters_reset(s);
   evrt__failure_reset(s);
   atomic_store_explicit(&s->wait_failures, 0, memory_order_release);
   atomic_store_explicit(&s->device, device, memory_order_release);
@@ -70,7 +68,9 @@ evrt_status_t evrt__stream_new(int device, int priority, bool is_default,
       atomic_fetch_add_explicit(&next_stream_id, 1, memory_order_relaxed) + 1,
       memory_order_relaxed);
   s->name[0] = 0;
-  st = evrt__pool_reserve(s);
+  /* the backend's state of the new incarnation, and the room its submit
+   * will need (so that an enqueue never fails for want of it) */
+  st = evrt__be_stream_init(s);
   if (EVRT_UNLIKELY(st)) {
     evrt__table_release(&evrt__streams, &s->hdr);
     return st;
@@ -95,12 +95,11 @@ void evrt__items_free(struct evrt__item *it) {
 }
 
 void evrt__stream_free(struct evrt__stream *s) {
-  /* The caller won the CAS to DEAD: nobody runs or schedules the stream.
-   * Its worker may have let it go idle unsettled (src/cpu/exec.c) and not
-   * yet notified its waiters: do it now, before a new incarnation of the
-   * slot empties the waiter lists (waiters lost that way hung evrt-stress
-   * under ASan).  Drained, so every registered target is reached. */
-  evrt__stream_notify(s, evrt__done(s));
+  /* The caller won the stream (the backend's stream_destroyed or its
+   * drain): nobody runs or schedules it.  The backend wakes the waiters of
+   * every reached target before a new incarnation of the slot can empty
+   * its waiter lists, and gives back what stream_init reserved. */
+  evrt__be_stream_release(s);
   if (s->head != &s->stub)
     evrt__free(s->head);
   s->head = &s->stub;
@@ -114,7 +113,6 @@ void evrt__stream_free(struct evrt__stream *s) {
   evrt__items_free(s->done_local);
   s->done_local = s->done_local_tail = NULL;
   s->n_done_local = 0;
-  evrt__pool_unreserve(s);
   evrt__table_release(&evrt__streams, &s->hdr);
 }
 
@@ -183,17 +181,9 @@ static uint64_t link_locked(struct evrt__stream *s, struct evrt__item *it) {
   return seq;
 }
 
-/* After linking, with plock released (and no other spin lock held: this
- * may take the pool mutex and wake a worker): make an idle stream
- * runnable. */
-static void schedule(struct evrt__stream *s) {
-  unsigned w = atomic_load_explicit(&s->state, memory_order_seq_cst);
-  if (EVRT__ST(w) == EVRT__S_IDLE &&
-      atomic_compare_exchange_strong_explicit(
-          &s->state, &w, EVRT__ST_WITH(w, EVRT__S_QUEUED),
-          memory_order_acq_rel, memory_order_relaxed))
-    evrt__pool_push(s);
-}
+/* After linking, with plock released (and no other spin lock held: the
+ * backend may take a mutex and wake a thread): the backend's submit. */
+static inline void schedule(struct evrt__stream *s) { evrt__be_submit(s); }
 
 uint64_t evrt__stream_push(struct evrt__stream *s, struct evrt__item *it) {
   if (EVRT_UNLIKELY(evrt__check_on))
@@ -431,26 +421,9 @@ evrt_status_t evrt_stream_destroy(evrt_stream_t h) {
   struct evrt__backoff b = {0};
   while (atomic_load_explicit(&s->pins, memory_order_acquire) != 0)
     evrt__backoff(&b);
-  /* Until `destroyed` is set nobody frees the stream, so this is the
-   * incarnation being destroyed.  Once it is set, the worker that drains the
-   * stream may free it and a create may reuse the slot: the CAS below must
-   * match this incarnation only. */
-  unsigned w0 = atomic_load_explicit(&s->state, memory_order_relaxed);
-  /* seq_cst: the Dekker pair with the worker going idle, which stores IDLE
-   * and then reads `destroyed`.  Whoever wins the CAS to DEAD frees it;
-   * otherwise the worker that drains it does (exec.c). */
-  atomic_store_explicit(&s->destroyed, true, memory_order_seq_cst);
-  unsigned w = atomic_load_explicit(&s->state, memory_order_seq_cst);
-  /* IDLE with work still linked means the worker has just given it up and
-   * is about to take it back (it re-reads enq_seq after storing IDLE):
-   * leave the stream to it, or its last items would be lost. */
-  if (EVRT__INC(w) == EVRT__INC(w0) && EVRT__ST(w) == EVRT__S_IDLE &&
-      evrt__done(s) >=
-          atomic_load_explicit(&s->enq_seq, memory_order_seq_cst) &&
-      atomic_compare_exchange_strong_explicit(
-          &s->state, &w, EVRT__ST_WITH(w, EVRT__S_DEAD), memory_order_acq_rel,
-          memory_order_relaxed))
-    evrt__stream_free(s);
+  /* The backend marks it destroyed and frees it now if it is idle and
+   * drained; otherwise whoever drains it frees it. */
+  evrt__be_stream_destroyed(s);
   return EVRT_SUCCESS;
 }
 
@@ -488,7 +461,7 @@ stream_sync_wait(struct evrt__stream *s, uint64_t enq, int64_t timeout_ns) {
                       (unsigned long long)id);
   uint64_t t0 = EVRT_TRACING() ? evrt__now_ns() : 0;
   /* (s, enq) stays valid if s is destroyed meanwhile: seqs only grow */
-  st = evrt__wait_seq(s, enq, timeout_ns, false);
+  st = evrt__be_host_wait(s, enq, timeout_ns, false);
   if (EVRT_TRACING())
     evrt__trace_host_wait("stream_synchronize", id, t0, evrt__now_ns());
   if (st == EVRT_ERROR_TIMEOUT)

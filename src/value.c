@@ -110,7 +110,7 @@ static void unlink_locked(struct bucket *b, struct evrt__item *it) {
 static void arm(struct evrt__item *it, bool first) {
   uint64_t now = evrt__now_ns(), d = 0;
   if (!first && it->deadline)
-    evrt__timer_cancel(it);
+    evrt__backend->timer_cancel(it);
   if (it->u.val.flags & EVRT_VALUE_WAIT_POLL) {
     uint64_t p = first ? POLL_MIN_NS : it->u.val.poll_ns * 2;
     if (p > POLL_MAX_NS)
@@ -121,7 +121,7 @@ static void arm(struct evrt__item *it, bool first) {
   if (it->u.val.end && (!d || it->u.val.end < d))
     d = it->u.val.end;
   it->deadline = d;
-  if (d && evrt__timer_arm(it) != EVRT_SUCCESS)
+  if (d && evrt__backend->timer_arm(it) != EVRT_SUCCESS)
     it->deadline = 0; /* no timer: woken by writes only */
 }
 
@@ -153,7 +153,7 @@ bool evrt__value_exec_wait(struct evrt__stream *s, struct evrt__item *it) {
   evrt__spin_unlock(&b->lock);
   if (pass) {
     if (it->deadline) {
-      evrt__timer_cancel(it); /* timer_idx is the timer thread's */
+      evrt__backend->timer_cancel(it); /* timer_idx is the timer thread's */
       it->deadline = 0;
     }
     it->phase = 0;
@@ -178,7 +178,7 @@ void evrt__value_cancel(struct evrt__item *it) {
   unlink_locked(b, it);
   evrt__spin_unlock(&b->lock);
   if (it->deadline) {
-    evrt__timer_cancel(it);
+    evrt__backend->timer_cancel(it);
     it->deadline = 0;
   }
   it->phase = 0;
@@ -215,7 +215,7 @@ static void wake_bucket(struct bucket *b, uintptr_t lo, uintptr_t hi,
     }
     evrt__spin_unlock(&b->lock);
     for (int i = 0; i < n; i++)
-      evrt__stream_resume(owners[i]);
+      evrt__be_stream_resume(owners[i]);
     if (!more)
       return;
   }

@@ -189,7 +189,7 @@ evrt_status_t evrt__check_wait_seq(struct evrt__stream *s, uint64_t target,
       if ((int64_t)(deadline - now) < sl)
         sl = (int64_t)(deadline - now);
     }
-    r = evrt__wait_seq(s, target, sl, blocking);
+    r = evrt__be_host_wait(s, target, sl, blocking);
     if (r != EVRT_ERROR_TIMEOUT)
       break;
     if (slice < 500000000)

@@ -41,8 +41,10 @@
  * note list is settled there, which notifies again: settles nest, at most
  * three deep (then resumes queue as before).
  */
-#include "internal.h"
+#include "cpu.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define EVRT__FAIRNESS_BUDGET 1024
@@ -92,15 +94,9 @@ static void flush_done(struct evrt__stream *s) {
  * it) or if it changed hands and incarnation since. */
 static bool after_idle(struct evrt__stream *s, unsigned mine, uint64_t last,
                        int back, memory_order mo) {
-  unsigned exp = mine;
   if (atomic_load_explicit(&s->enq_seq, mo) != last)
-    return atomic_compare_exchange_strong_explicit(
-        &s->state, &exp, EVRT__ST_WITH(mine, back), memory_order_acq_rel,
-        memory_order_relaxed);
-  if (atomic_load_explicit(&s->destroyed, mo) &&
-      atomic_compare_exchange_strong_explicit(
-          &s->state, &exp, EVRT__ST_WITH(mine, EVRT__S_DEAD),
-          memory_order_acq_rel, memory_order_relaxed))
+    return evrt__st_try_retake(s, mine, back);
+  if (atomic_load_explicit(&s->destroyed, mo) && evrt__st_try_kill_mine(s, mine))
     evrt__stream_free(s);
   return false;
 }
@@ -202,10 +198,7 @@ bool evrt__exec_resume(struct evrt__stream *s) {
       return evrt__stream_try_queue(s);
     evrt__exec_settle_slow();
   }
-  /* acq_rel: takes ownership, as try_queue's CAS to QUEUED does */
-  if (!atomic_compare_exchange_strong_explicit(
-          &s->state, &w, EVRT__ST_WITH(w, EVRT__S_RUNNING),
-          memory_order_acq_rel, memory_order_relaxed))
+  if (!evrt__st_try_take_parked(s, w))
     return evrt__stream_try_queue(s);
   /* Ours now.  A plain stream wait, satisfied, with nothing behind it (a
    * fan-out's streams): pass it here, as run_wait would, and go idle. */
@@ -222,9 +215,7 @@ bool evrt__exec_resume(struct evrt__stream *s) {
   }
   /* Anything else runs on a worker as usual: queue it (a resume flag set
    * meanwhile is moot, whoever runs it looks at the head afresh). */
-  w = atomic_load_explicit(&s->state, memory_order_relaxed);
-  atomic_store_explicit(&s->state, EVRT__ST_WITH(w, EVRT__S_QUEUED),
-                        memory_order_relaxed);
+  evrt__st_requeue(s, memory_order_relaxed);
   return true;
 }
 
@@ -236,15 +227,23 @@ static void idle_unsettled(struct evrt__stream *s, uint64_t seq) {
   atomic_store_explicit(&s->done_seq, seq, memory_order_release);
   if (s->n_done_local >= EVRT__RETURN_BATCH)
     flush_done(s);
-  unsigned word = EVRT__ST_WITH(
-      atomic_load_explicit(&s->state, memory_order_relaxed), EVRT__S_IDLE);
   struct unsettled *u = &tls_unsettled[evrt__tls_nunsettled++];
   u->s = s;
-  u->word = word;
   u->seq = seq;
   /* Last touch of the stream (see give_up: a resume flag dropped here is
-   * stale).  Nothing of it is read after this but atomics. */
-  atomic_store_explicit(&s->state, word, memory_order_release);
+   * stale).  Nothing of it is read after this but atomics.  release: the
+   * settle's fence orders it before the re-reads. */
+  u->word = evrt__st_idle(s, memory_order_release);
+}
+
+void evrt__st_violation(const struct evrt__stream *s, unsigned w,
+                        const char *transition) {
+  fprintf(stderr,
+          "evrt: stream state machine violated: transition '%s' on stream "
+          "%p found state %u (incarnation %u%s)\n",
+          transition, (const void *)s, EVRT__ST(w), EVRT__INC(w),
+          (w & EVRT__RESUME) ? ", resume flagged" : "");
+  abort();
 }
 
 bool evrt__stream_try_queue(struct evrt__stream *s) {
@@ -273,7 +272,7 @@ bool evrt__stream_try_queue(struct evrt__stream *s) {
   }
 }
 
-void evrt__stream_resume(struct evrt__stream *s) {
+void evrt__cpu_stream_resume(struct evrt__stream *s) {
   if (evrt__stream_try_queue(s) && !evrt__pool_push_local(s))
     evrt__pool_push(s);
 }
@@ -428,7 +427,7 @@ bool evrt__exec_run_item(struct evrt__stream *s, struct evrt__item *it) {
       evrt__pool_flush_local();
     if (it->u.mem.n)
       evrt__backend->copy(s->device, it->u.mem.dst, it->u.mem.src,
-                          it->u.mem.n);
+                          it->u.mem.n, EVRT__COPY_DEFAULT);
     if (EVRT_UNLIKELY(atomic_load_explicit(&evrt__value_armed,
                                            memory_order_relaxed)))
       evrt__value_written(it->u.mem.dst, it->u.mem.n);
@@ -468,7 +467,7 @@ bool evrt__exec_run_item(struct evrt__stream *s, struct evrt__item *it) {
     return now >= it->deadline;
   }
   case EVRT__ITEM_RECORD: {
-    uint64_t now = evrt__backend->timestamp(s->device);
+    uint64_t now = evrt__be_timestamp(s->device);
     if (it->u.ev.ipc)
       evrt__ipc_exec_record(it);
     else
@@ -505,37 +504,22 @@ static bool give_up(struct evrt__stream *s, int to, uint64_t last) {
      * on: the awaited thing may have happened) or their later CAS sees
      * PARKED and queues the stream.  release: the next owner sees our
      * writes to the stream. */
-    unsigned cur = atomic_load_explicit(&s->state, memory_order_relaxed);
-    for (;;) {
-      if (cur & EVRT__RESUME) {
-        if (atomic_compare_exchange_weak_explicit(
-                &s->state, &cur, EVRT__ST_WITH(cur, EVRT__S_RUNNING),
-                memory_order_acquire, memory_order_relaxed))
-          return true;
-      } else if (atomic_compare_exchange_weak_explicit(
-                     &s->state, &cur, EVRT__ST_WITH(cur, EVRT__S_PARKED),
-                     memory_order_release, memory_order_relaxed)) {
-        return false;
-      }
-    }
+    return evrt__st_try_park(s);
   }
   /* From this store on the stream may be freed by a destroy and its slot
    * reused: every later access is an atomic read of type-stable memory or a
    * CAS that expects exactly the word stored here (incarnation included).
    * seq_cst: the Dekker pair with producers (store IDLE, read enq_seq).  A
    * resume flag this store drops is stale: an idle stream has no wait. */
-  unsigned mine =
-      EVRT__ST_WITH(atomic_load_explicit(&s->state, memory_order_relaxed), to);
-  atomic_store_explicit(&s->state, mine, memory_order_seq_cst);
+  (void)to; /* IDLE */
+  unsigned mine = evrt__st_idle(s, memory_order_seq_cst);
   return after_idle(s, mine, last, EVRT__S_RUNNING, memory_order_seq_cst);
 }
 
 void evrt__exec_stream(struct evrt__stream *s) {
-  unsigned w = atomic_load_explicit(&s->state, memory_order_relaxed);
   /* Nobody else writes the word of a QUEUED stream; any resume that
    * arrived before is covered: we look at the head. */
-  atomic_store_explicit(&s->state, EVRT__ST_WITH(w, EVRT__S_RUNNING),
-                        memory_order_relaxed);
+  evrt__st_run(s);
   unsigned budget = EVRT__FAIRNESS_BUDGET;
   uint64_t last = evrt__done(s);
   for (;;) {
@@ -619,9 +603,7 @@ void evrt__exec_stream(struct evrt__stream *s) {
         /* Let other ready streams run: go to the back of the queue. */
         evrt__pool_flush_local();
         flush_done(s);
-        w = atomic_load_explicit(&s->state, memory_order_relaxed);
-        atomic_store_explicit(&s->state, EVRT__ST_WITH(w, EVRT__S_QUEUED),
-                              memory_order_seq_cst);
+        evrt__st_requeue(s, memory_order_seq_cst);
         evrt__pool_push(s);
         return;
       }

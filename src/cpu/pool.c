@@ -22,7 +22,7 @@
  * at a time, briefly: on 2 cores a second spinner steals the core that the
  * thread it waits for needs.
  */
-#include "internal.h"
+#include "cpu.h"
 
 #include <errno.h>
 #include <stdlib.h>

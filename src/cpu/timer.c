@@ -8,7 +8,7 @@
  * A fired entry may race with its item completing for another reason; the
  * resume is then spurious and only re-evaluates the stream's head.
  */
-#include "internal.h"
+#include "cpu.h"
 
 #include <errno.h>
 #include <time.h>
@@ -89,7 +89,7 @@ static void *timer_main(void *arg) {
     }
     pthread_mutex_unlock(&T.lock);
     for (int i = 0; i < k; i++)
-      evrt__stream_resume(owners[i]);
+      evrt__cpu_stream_resume(owners[i]);
     pthread_mutex_lock(&T.lock);
   }
   pthread_mutex_unlock(&T.lock);

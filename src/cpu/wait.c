@@ -21,7 +21,7 @@
  * so it never hides a registration made before it took the lock; one made
  * after stores wake_at itself.
  */
-#include "internal.h"
+#include "cpu.h"
 
 #include <stdlib.h>
 
@@ -202,8 +202,8 @@ self_deadlock(struct evrt__stream *x, uint64_t t) {
                     (unsigned long long)t);
 }
 
-evrt_status_t evrt__wait_seq(struct evrt__stream *s, uint64_t target,
-                             int64_t timeout_ns, bool blocking) {
+evrt_status_t evrt__cpu_host_wait(struct evrt__stream *s, uint64_t target,
+                                  int64_t timeout_ns, bool blocking) {
   if (evrt__done(s) >= target)
     return EVRT_SUCCESS;
   if (EVRT_UNLIKELY(evrt__check_on) && !evrt__check_tls_waiting)

@@ -5,82 +5,77 @@ import time
 import evrt
 
 
-def _sync_overlap(kind):
-    """Two threads, released together, each enqueue a 400 ms delay on their
-    own stream and then block in synchronize.  If the GIL were held while
-    blocked, the second thread could not even enqueue its delay before the
-    first finished: the total would be 800 ms and the intervals disjoint."""
-    barrier = threading.Barrier(3)
-    spans = {}
+def _sync_releases_gil(kind):
+    """A thread blocks in synchronize on work that cannot finish until this
+    thread runs Python: a queued callable waits on a gate that only this
+    thread opens, after the other thread is (most likely) blocked.  If the
+    GIL were held while blocked, this thread could never open the gate and
+    the test would hang (ctest's timeout fails it).  Order, not timing: a
+    slow machine where the opener comes first still passes, never fails."""
+    gate = threading.Event()
+    entering = threading.Event()
+    done = []
+    s = evrt.Stream()
 
-    def worker(i):
-        s = evrt.Stream()
+    def blocker():
         e = evrt.Event()
-        barrier.wait()
-        t0 = time.monotonic()
-        s.delay(400)
+        s.launch(gate.wait)   # the worker waits in Python, GIL released
         e.record(s)
+        entering.set()
         if kind == "event":
             e.synchronize()
         elif kind == "stream":
             s.synchronize()
         else:
             evrt.synchronize()
-        spans[i] = (t0, time.monotonic())
+        done.append(gate.is_set())
 
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(2)]
-    for t in threads:
-        t.start()
-    barrier.wait()
-    start = time.monotonic()
-    for t in threads:
-        t.join()
-    total = time.monotonic() - start
-    (a0, a1), (b0, b1) = spans[0], spans[1]
-    # Both blocked at the same time ...
-    assert max(a0, b0) < min(a1, b1), spans
-    # ... each for the delay ...
-    assert a1 - a0 >= 0.395 and b1 - b0 >= 0.395
-    # ... so the whole took well under the serial 800 ms (a bound 300 ms
-    # above the overlapped 400 ms, for a loaded 2-core machine).
-    assert total < 0.7, total
+    t = threading.Thread(target=blocker)
+    t.start()
+    assert entering.wait(30)
+    time.sleep(0.1)           # let it block; a GIL held there stops us here
+    gate.set()
+    t.join(60)
+    assert not t.is_alive()
+    # The synchronize returned only after the gate opened: it waited.
+    assert done == [True]
 
 
 def test_event_synchronize_releases_gil():
-    _sync_overlap("event")
+    _sync_releases_gil("event")
 
 
 def test_stream_synchronize_releases_gil():
-    _sync_overlap("stream")
+    _sync_releases_gil("stream")
 
 
 def test_device_synchronize_releases_gil():
-    _sync_overlap("device")
+    _sync_releases_gil("device")
 
 
 def test_python_runs_while_main_thread_blocks():
-    # A pure-Python thread makes progress while this thread is blocked.
+    # A pure-Python thread makes progress while this thread is blocked: the
+    # stream's work waits for that thread to count to 20 (a GIL held by the
+    # blocked synchronize would stop the count, and the test would hang).
     s = evrt.Stream()
     e = evrt.Event()
-    s.delay(150)
+    gate = threading.Event()
+    s.launch(gate.wait)
     e.record(s)
     count = [0]
-    stop = threading.Event()
 
     def spin():
-        while not stop.is_set():
+        time.sleep(0.05)
+        while count[0] < 20:
             count[0] += 1
             time.sleep(0.001)
+        gate.set()
 
     t = threading.Thread(target=spin)
     t.start()
-    time.sleep(0.01)
-    before = count[0]
     e.synchronize()
-    during = count[0] - before
-    stop.set()
+    assert count[0] == 20 and gate.is_set()
     t.join()
-    assert during >= 20, during
 
 
 def test_launch_takes_gil_only_while_running():

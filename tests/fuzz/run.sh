@@ -25,7 +25,8 @@ CFLAGS="-std=c11 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefi
 # without its main: -fsanitize=fuzzer-no-link.
 CORE_FLAGS=$(echo "$CFLAGS" | sed 's/-fsanitize=fuzzer,/-fsanitize=fuzzer-no-link,/')
 objs=""
-for src in src/*.c src/cpu/*.c src/unix/*.c; do
+# The same source list as CMake's EVRT_CORE_SOURCES (CMakeLists.txt).
+for src in src/*.c src/cpu/*.c src/unix/*.c src/check/*.c; do
   o="$OUT/$(echo "$src" | tr / _ | sed 's/\.c$/.o/')"
   # shellcheck disable=SC2086
   $CC $CORE_FLAGS -c "$src" -o "$o"
@@ -34,7 +35,7 @@ done
 status=0
 for t in fuzz_api fuzz_ipc_handle; do
   # shellcheck disable=SC2086
-  $CC $CFLAGS "tests/fuzz/$t.c" $objs -o "$OUT/$t" -lm
+  $CC $CFLAGS "tests/fuzz/$t.c" $objs -o "$OUT/$t" -lm -ldl
   scratch=$(mktemp -d)
   echo "fuzz: $t for $SECS s"
   if ! (cd "$OUT" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \

@@ -19,6 +19,10 @@
 #ifndef EVRT_ACL_INTERNAL_H
 #define EVRT_ACL_INTERNAL_H
 
+/* First: the hookable calls' implementations are named aclXImpl (the
+ * public aclX is acl_impl.c's trampoline). */
+#include "acl_hook_names.h"
+
 #include <acl/acl.h>
 #include <acl/acl_rt_memory_soma.h>
 #include <evrt.h>

@@ -1,8 +1,9 @@
 /*
  * core_spin.h - spinning, the one way the core waits on another thread's
  * short critical section: evrt__cpu_relax (one pause), evrt__backoff (the
- * back-off every such wait uses: pauses, then yields, then sleeps) and the
- * spin lock built on it.  The fast paths are static inline (records and
+ * back-off every such wait uses: pauses, then yields, then sleeps), the
+ * spin lock built on it, and evrt__spin_for (the bounded spin before a
+ * wait parks).  The fast paths are static inline (records and
  * queries take spin locks); the slow rounds are out of line (src/unix/os.c).
  * Memory orders: lock is an acquire CAS, unlock a release store.  No system
  * call while a spin lock is held (checked in the white-box build).
@@ -11,6 +12,7 @@
 #define EVRT_CORE_SPIN_H
 
 #include "core_base.h"
+#include "core_os.h" /* evrt__now_ns */
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -70,6 +72,27 @@ static inline void evrt__backoff(struct evrt__backoff *b) {
     return;
   }
   evrt__backoff_slow(b);
+}
+
+/* A bounded spin, the one shape of the short spins before a wait parks or
+ * a worker goes idle (a peer or producer that answers within the budget
+ * costs a cache-line transfer, not a wake-up): the caller tests its
+ * condition, then calls evrt__spin_for_more, which pauses once and, every
+ * 16th round, reads the clock; false once more than `budget` ns have
+ * passed since `now` (the caller's clock reading, given to
+ * evrt__spin_for_start).  Inline: it sits in the worker's loop. */
+struct evrt__spin_for {
+  uint64_t t0, budget;
+  unsigned i;
+};
+static inline struct evrt__spin_for evrt__spin_for_start(uint64_t now,
+                                                         uint64_t budget) {
+  struct evrt__spin_for w = {now, budget, 0};
+  return w;
+}
+static inline bool evrt__spin_for_more(struct evrt__spin_for *w) {
+  evrt__cpu_relax();
+  return (++w->i & 15) != 0 || evrt__now_ns() - w->t0 <= w->budget;
 }
 
 /* Tiny lock for short critical sections (spin with evrt__backoff). */

@@ -226,14 +226,12 @@ static evrt_status_t wait_gen(struct evrt__ipc_shm *m, uint64_t g,
   uint64_t start = evrt__now_ns();
   uint64_t deadline = timeout_ns >= 0 ? start + (uint64_t)timeout_ns : 0;
   if (!blocking) {
-    uint64_t budget = evrt__backend->spin_budget_ns();
-    for (unsigned i = 1;; i++) {
+    struct evrt__spin_for w =
+        evrt__spin_for_start(start, evrt__backend->spin_budget_ns());
+    do {
       if (evrt__ipc_gen_state(m, g, false) > 0)
         return EVRT_SUCCESS;
-      evrt__cpu_relax();
-      if ((i & 15) == 0 && evrt__now_ns() - start >= budget)
-        break;
-    }
+    } while (evrt__spin_for_more(&w));
   }
   evrt_status_t r = EVRT_SUCCESS;
   atomic_fetch_add_explicit(&m->nwaiters, 1, memory_order_seq_cst);

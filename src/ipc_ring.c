@@ -48,7 +48,6 @@
 #include "ipc.h"
 
 #include <limits.h>
-#include <sched.h>
 
 #define PID_MASK ((1ull << EVRT__IPC_PID_BITS) - 1)
 
@@ -138,18 +137,6 @@ uint64_t evrt__ipc_latest(struct evrt__ipc_shm *m) {
   return evrt__ipc_gen(h);
 }
 
-/* Back-off of a claim that lost its CAS: another process or thread
- * progressed, so retry soon, but give the core away after a while (2 cores
- * shared by many: a busy peer may need this one). */
-static void backoff(unsigned n) {
-  if (n < 6) {
-    for (unsigned i = 0; i < (1u << n); i++)
-      evrt__cpu_relax();
-  } else {
-    sched_yield();
-  }
-}
-
 enum claim { CLAIMED, RING_FULL, LOST_RACE, NEEDS_CHECK };
 
 /* One attempt at claiming the next generation for `me`: CLAIMED (head
@@ -194,13 +181,17 @@ static void own_fill(struct evrt__ipc_shm *m, uint64_t w) {
 
 static uint64_t claim_head(struct evrt__ipc_shm *m, unsigned me) {
   uint64_t w = 0;
-  for (unsigned n = 0;; n++) {
+  /* A lost CAS: another process or thread progressed, so retry soon, but
+   * give the core away after a while (2 cores shared by many: a busy peer
+   * may need this one).  No lock is held here. */
+  struct evrt__backoff b = {0};
+  for (;;) {
     enum claim c = claim_step(m, me, true, &w);
     if (c == CLAIMED)
       return w;
     if (c == RING_FULL)
       return 0;
-    backoff(n);
+    evrt__backoff(&b);
   }
 }
 

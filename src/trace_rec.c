@@ -32,7 +32,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -346,10 +345,12 @@ static evrt_status_t stop_locked(void) {
   active = false;
   pthread_mutex_lock(&reg_lock);
   for (struct tbuf *b = buffers; b; b = b->next) {
-    /* acquire: pairs with the release in commit(); the owner's busy
-     * section is a few stores long, so yield rather than sleep */
+    /* seq_cst: pairs with the release in commit(); the owner's busy
+     * section is a few stores long (the back-off's pauses and yields
+     * cover it; its sleeps cover an owner that is not running) */
+    struct evrt__backoff bo = {0};
     while (atomic_load_explicit(&b->busy, memory_order_seq_cst))
-      sched_yield();
+      evrt__backoff(&bo);
   }
   struct evrt__trace_entry *all = NULL;
   uint64_t dropped = 0;

@@ -17,9 +17,10 @@ cpu_only=$(strip "$src/cpu/cpu.h" | grep -o '\b\(evrt__\|EVRT__\)[A-Za-z0-9_]*' 
            sort -u | grep -vxF "$core_names" || true)
 [ -n "$cpu_only" ] || { echo "layering: no scheduler names found in $src/cpu/cpu.h" >&2; exit 2; }
 pat=$(printf '%s\n' $cpu_only | paste -sd'|' -)
-# evrt__cpu_* names a core file may use: internal.h's (evrt__cpu_relax, ...)
-# and the built-in table, which init.c selects.
-cpu_ok=$( (strip "$src/internal.h" | grep -o '\bevrt__cpu_[a-z0-9_]*'; echo evrt__cpu_backend) | sort -u)
+# evrt__cpu_* names a core file may use: those of internal.h and the
+# per-subsystem headers it includes (core_*.h: evrt__cpu_relax, ...) and the
+# built-in table, which init.c selects.
+cpu_ok=$( (for h in "$src/internal.h" "$src"/core_*.h; do strip "$h"; done | grep -o '\bevrt__cpu_[a-z0-9_]*'; echo evrt__cpu_backend) | sort -u)
 bad=0
 n=0
 for f in "$src"/*.c "$src"/check/*.c; do

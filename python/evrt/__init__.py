@@ -64,11 +64,14 @@ _exchange_device = _f["_exchange_device"]
 _reset_current_streams = _f["_reset_current_streams"]
 
 
-def rename_device_type(name):
+def rename_device_type(name, display_name=None):
     """Rename evrt's device type ("evrt"), as
     ``torch.utils.rename_privateuse1_backend`` renames torch's PrivateUse1
-    backend: device strings, reprs and messages then use ``name``."""
-    _evrt._rename_device_type(name)
+    backend: device strings, reprs and messages then use ``name``.  Where
+    torch's messages spell a backend otherwise ("Cannot re-initialize CUDA
+    ..."), they use ``display_name`` (default: ``name``), e.g.
+    ``rename_device_type("openreg", "OpenReg")``."""
+    _evrt._rename_device_type(name, display_name)
 
 
 class ExternalStream(Stream):

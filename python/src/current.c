@@ -301,10 +301,7 @@ static PyObject *f_is_available(PyObject *self, PyObject *unused) {
 static PyObject *f_init(PyObject *self, PyObject *unused) {
   evrt_status_t st = evrt_init();
   if (st == EVRT_ERROR_FORKED) {
-    int type = self_type(self);
-    const char *name = type == EVRTPY_CUDA  ? "CUDA"
-                       : type == EVRTPY_XPU ? "XPU"
-                                            : evrtpy_type_name(type);
+    const char *name = evrtpy_type_display(self_type(self));
     return PyErr_Format(PyExc_RuntimeError,
                         "Cannot re-initialize %s in forked subprocess. To use "
                         "%s with multiprocessing, you must use the 'spawn' "

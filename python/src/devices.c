@@ -19,10 +19,21 @@ int evrtpy_accelerator = EVRTPY_EVRT;
 
 /* The evrt type's name (torch's PrivateUse1 can be renamed; so can this). */
 static char evrt_name[32] = "evrt";
+/* How messages spell it where torch uses a display name rather than the
+ * device string ("CUDA", "XPU"; OpenReg's module says "OpenReg"). */
+static char evrt_display[32] = "evrt";
 
 static const char *const type_names[EVRTPY_NTYPES] = {NULL, "cuda", "xpu",
                                                       "cpu", "meta"};
 static const int type_ids[EVRTPY_NTYPES] = {20, 1, 12, 0, 14};
+
+const char *evrtpy_type_display(int type) {
+  if (type == EVRTPY_EVRT)
+    return evrt_display;
+  return type == EVRTPY_CUDA ? "CUDA"
+         : type == EVRTPY_XPU ? "XPU"
+                              : evrtpy_type_name(type);
+}
 
 const char *evrtpy_type_name(int type) {
   if (type == EVRTPY_EVRT)
@@ -454,8 +465,11 @@ int evrtpy_device_arg(PyObject *o, int type, int flags, int *index,
 
 /* --------------------------------------------------- module functions */
 
-static PyObject *m_rename_device_type(PyObject *m, PyObject *arg) {
-  Py_ssize_t n;
+static PyObject *m_rename_device_type(PyObject *m, PyObject *args) {
+  PyObject *arg, *disp = Py_None;
+  if (!PyArg_ParseTuple(args, "O|O", &arg, &disp))
+    return NULL;
+  Py_ssize_t n, dn = 0;
   const char *s = PyUnicode_Check(arg) ? PyUnicode_AsUTF8AndSize(arg, &n)
                                        : NULL;
   if (!s) {
@@ -463,6 +477,27 @@ static PyObject *m_rename_device_type(PyObject *m, PyObject *arg) {
       PyErr_Format(PyExc_TypeError, "the name must be a str, not %.100s",
                    Py_TYPE(arg)->tp_name);
     return NULL;
+  }
+  const char *d = s;
+  if (disp != Py_None) {
+    d = PyUnicode_Check(disp) ? PyUnicode_AsUTF8AndSize(disp, &dn) : NULL;
+    if (!d) {
+      if (!PyErr_Occurred())
+        PyErr_Format(PyExc_TypeError,
+                     "the display name must be a str or None, not %.100s",
+                     Py_TYPE(disp)->tp_name);
+      return NULL;
+    }
+    int dok = dn > 0 && (size_t)dn < sizeof evrt_display;
+    for (Py_ssize_t i = 0; dok && i < dn; i++)
+      dok = d[i] > ' ' && d[i] < 0x7f;
+    if (!dok)
+      return PyErr_Format(PyExc_ValueError,
+                          "%R is not a usable display name (1 to %d "
+                          "printable ASCII characters, no spaces)",
+                          disp, (int)sizeof evrt_display - 1);
+  } else {
+    dn = n;
   }
   int ok = n > 0 && (size_t)n < sizeof evrt_name;
   for (Py_ssize_t i = 0; ok && i < n; i++)
@@ -474,7 +509,9 @@ static PyObject *m_rename_device_type(PyObject *m, PyObject *arg) {
                         "%R is not a usable device type name (lower-case "
                         "letters, digits, '_', not a name in use)",
                         arg);
+  /* Both checked before either changes: a refused call changes nothing. */
   memcpy(evrt_name, s, (size_t)n + 1);
+  memcpy(evrt_display, d, (size_t)dn + 1);
   Py_RETURN_NONE;
 }
 
@@ -500,7 +537,7 @@ static PyObject *m_accelerator_type(PyObject *m, PyObject *unused) {
 }
 
 PyMethodDef evrtpy_device_methods[] = {
-    {"_rename_device_type", m_rename_device_type, METH_O,
+    {"_rename_device_type", m_rename_device_type, METH_VARARGS,
      "Rename the 'evrt' device type (torch's rename_privateuse1_backend)."},
     {"_use_accelerator", m_use_accelerator, METH_O,
      "Choose the current accelerator's type: 'evrt', 'cuda' or 'xpu'."},

@@ -63,6 +63,8 @@ enum {
 };
 /* "evrt" (or its new name), "cuda", "xpu", "cpu", "meta". */
 const char *evrtpy_type_name(int type);
+/* The name messages use: "CUDA", "XPU", or the evrt type's display name. */
+const char *evrtpy_type_display(int type);
 /* torch's DeviceType numbers: 20 (PrivateUse1), 1, 12, 0, 14. */
 int evrtpy_type_id(int type);
 /* The type of a torch DeviceType number, or -1. */

@@ -83,6 +83,40 @@ def test_rename_device_type():
         evrt.rename_device_type("cuda")
 
 
+def test_rename_device_type_display_name():
+    """A display name for torch's messages (OpenReg's fork error says
+    "OpenReg"); the device string stays the name; bad input changes nothing."""
+    from conftest import run_python
+    r = run_python(
+        "import os, evrt\n"
+        "for bad in (('openreg', ''), ('openreg', 'Open Reg'), ('openreg', 3),"
+        " ('cuda', 'X')):\n"
+        "    try:\n"
+        "        evrt.rename_device_type(*bad)\n"
+        "    except (ValueError, TypeError) as e:\n"
+        "        print(type(e).__name__)\n"
+        "print(evrt.Stream().device)\n"
+        "evrt.rename_device_type('openreg', 'OpenReg')\n"
+        "print(evrt.Stream().device)\n"
+        "evrt.init()\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    try:\n"
+        "        evrt.init()\n"
+        "    except RuntimeError as e:\n"
+        "        print(e, flush=True)\n"
+        "    os._exit(0)\n"
+        "os.waitpid(pid, 0)\n")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[:4] == ["ValueError", "ValueError", "TypeError", "ValueError"]
+    assert lines[4] == "evrt:0"
+    assert lines[5] == "openreg:0"
+    assert lines[6] == ("Cannot re-initialize OpenReg in forked subprocess. "
+                        "To use OpenReg with multiprocessing, you must use "
+                        "the 'spawn' start method")
+
+
 def test_out_of_range_wording_per_type():
     """Each type says it as its torch backend does: torch.cuda's words for
     cuda; torch.xpu's for xpu, which are also OpenReg's (torch's reference

@@ -311,14 +311,14 @@ static bool run_wait(struct evrt__stream *s, struct evrt__item *it) {
        * the shared word, as the pool's only spinner and only while no other
        * stream is ready: a peer that answers quickly (a ping-pong) then
        * costs a cache-line transfer, not a wake-up. */
-      uint64_t t0 = evrt__now_ns(), lim = 16 * evrt__spin_budget_ns();
-      for (unsigned i = 1; !evrt__pool_has_ready(); i++) {
+      struct evrt__spin_for w =
+          evrt__spin_for_start(evrt__now_ns(), 16 * evrt__spin_budget_ns());
+      while (!evrt__pool_has_ready()) {
         if (evrt__ipc_dep_ready(it, false, &err)) {
           ok = true;
           break;
         }
-        evrt__cpu_relax();
-        if ((i & 15) == 0 && evrt__now_ns() - t0 > lim)
+        if (!evrt__spin_for_more(&w))
           break;
       }
       evrt__pool_spin_leave();
@@ -537,14 +537,10 @@ void evrt__exec_stream(struct evrt__stream *s) {
       if (!evrt__pool_has_ready())
         evrt__exec_settle(); /* before spinning */
       if (!evrt__pool_has_ready() && evrt__pool_spin_enter()) {
-        uint64_t t0 = evrt__now_ns(), lim = evrt__spin_budget_ns() / 2;
-        for (unsigned i = 1;; i++) {
-          if (atomic_load_explicit(&s->head->qnext, memory_order_relaxed) ||
-              evrt__pool_has_ready())
-            break;
-          evrt__cpu_relax();
-          if ((i & 15) == 0 && evrt__now_ns() - t0 > lim)
-            break;
+        struct evrt__spin_for w =
+            evrt__spin_for_start(evrt__now_ns(), evrt__spin_budget_ns() / 2);
+        while (!atomic_load_explicit(&s->head->qnext, memory_order_relaxed) &&
+               !evrt__pool_has_ready() && evrt__spin_for_more(&w)) {
         }
         evrt__pool_spin_leave();
         if (atomic_load_explicit(&s->head->qnext, memory_order_relaxed))

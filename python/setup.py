@@ -62,7 +62,7 @@ def _core_patterns():
             return pats
     except (OSError, AttributeError):
         pass
-    return ["src/*.c", "src/cpu/*.c", "src/unix/*.c"]
+    return ["src/*.c", "src/cpu/*.c", "src/seq/*.c", "src/unix/*.c"]
 
 
 def _sources(*patterns):

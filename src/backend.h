@@ -173,9 +173,12 @@ struct evrt__backend_ops {
  * after) and the built-in one. */
 extern EVRT__HIDDEN const struct evrt__backend_ops *evrt__backend;
 extern EVRT__HIDDEN const struct evrt__backend_ops evrt__cpu_backend;
+/* The built-in seq backend (src/seq/): the cpu scheduler on one thread,
+ * the next stream drawn from a seed (EVRT_BACKEND=seq). */
+extern EVRT__HIDDEN const struct evrt__backend_ops evrt__seq_backend;
 
 /* Choose the backend named by EVRT_BACKEND (unset or "cpu": the built-in
- * one; another name: dlopen of libevrt-backend-<name>.so.0 and its entry
+ * one; "seq": the built-in seq one; another name: dlopen of libevrt-backend-<name>.so.0 and its entry
  * EVRT_BACKEND_ENTRY).  The initializing thread. */
 evrt_status_t evrt__backend_select(void);
 

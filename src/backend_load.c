@@ -3,7 +3,8 @@
  * built-in cpu one, or one loaded with dlopen from a versioned shared
  * object libevrt-backend-<name>.so.0 (the ordinary library search path:
  * an installed backend lies next to libevrt.so.0), whose entry
- * EVRT_BACKEND_ENTRY returns its ops table.  The table is checked before
+ * EVRT_BACKEND_ENTRY returns its ops table.  "seq" (src/seq/) is built in
+ * too.  The table is checked before
  * any hook runs: interface version, table size, every hook present; a
  * mismatch fails init with EVRT_ERROR_NOT_SUPPORTED and says which.
  *
@@ -56,10 +57,15 @@ evrt_status_t evrt__backend_select(void) {
     evrt__backend = &evrt__cpu_backend;
     return EVRT_SUCCESS;
   }
+  if (strcmp(want, evrt__seq_backend.name) == 0) {
+    evrt__backend = &evrt__seq_backend;
+    return EVRT_SUCCESS;
+  }
   if (!valid_name(want))
     return evrt__fail(EVRT_ERROR_NOT_SUPPORTED,
                       "EVRT_BACKEND=%.64s: not a backend name (1-32 of "
-                      "a-z 0-9 _ -; the built-in backend is \"cpu\")",
+                      "a-z 0-9 _ -; the built-in backends are \"cpu\" and "
+                      "\"seq\")",
                       want);
   char lib[64];
   snprintf(lib, sizeof lib, "libevrt-backend-%s.so.0", want);
@@ -67,8 +73,8 @@ evrt_status_t evrt__backend_select(void) {
   if (!h) {
     const char *why = dlerror();
     return evrt__fail(EVRT_ERROR_NOT_SUPPORTED,
-                      "EVRT_BACKEND=%s: no such backend (the built-in one is "
-                      "\"cpu\"; %s: %.120s)",
+                      "EVRT_BACKEND=%s: no such backend (the built-in ones "
+                      "are \"cpu\" and \"seq\"; %s: %.120s)",
                       want, lib, why ? why : "not found");
   }
   evrt__backend_entry_fn entry;

@@ -1225,6 +1225,17 @@ ACL_FUNC_VISIBILITY aclError aclrtSwitchLabelByIndex(void *ptr,
                                                      aclrtLabelList labelList,
                                                      aclrtStream stream);
 
+/* API injection (CANN's "API Hook" chapter): redirect a public aclrt* or
+ * aclmdlRI* call of CANN's hook table to a function of the same signature,
+ * stored as aclrtApiFunc; originFunc is the implementation, which a hook
+ * may call. */
+typedef int (*aclrtApiFunc)(void);
+ACL_FUNC_VISIBILITY aclError aclrtApiInjectionSetFunc(const char *name,
+                                                      aclrtApiFunc func);
+ACL_FUNC_VISIBILITY aclError aclrtApiInjectionGetFunc(const char *name,
+                                                      aclrtApiFunc *originFunc,
+                                                      aclrtApiFunc *currentFunc);
+
 #ifdef __cplusplus
 }
 #endif

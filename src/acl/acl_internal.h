@@ -19,6 +19,10 @@
 #ifndef EVRT_ACL_INTERNAL_H
 #define EVRT_ACL_INTERNAL_H
 
+/* First: the hookable calls' implementations are named aclXImpl (the
+ * public aclX is acl_impl.c's trampoline). */
+#include "acl_hook_names.h"
+
 #include <acl/acl.h>
 #include <acl/acl_rt_memory_soma.h>
 #include <evrt.h>
@@ -172,6 +176,10 @@ struct acl__blk {
 };
 /* The block holding [p, p+n) (copied out), or false. */
 bool acl__mem_find(const void *p, size_t n, struct acl__blk *out);
+/* acl_hostmem.c: [p, p+n) (p itself when n is 0) is memory of this process
+ * readable, and writable if write; false for NULL or a range that wraps.
+ * System calls: the slow path for pointers outside the layer's blocks. */
+bool acl__host_range_ok(const void *p, size_t n, bool write);
 /* Add a block: 0, 1 if it overlaps a known block, -1 out of memory. */
 int acl__mem_track(void *p, size_t size, unsigned kind, int device);
 /* Same, saying whether it is evrt interprocess memory. */

@@ -111,6 +111,40 @@ int acl__mem_untrack(const void *p, unsigned kind, struct acl__blk *out) {
   return 0;
 }
 
+/* The last GRAVES blocks aclrtFree / aclrtFreeHost released: a later
+ * aclrtMemset there is a use after free (on a device the address is gone),
+ * not host memory, though the heap may still map the bytes (so that the
+ * host-memory rule of set_checks would take them).  A range matters only
+ * while no block of the layer holds the pointer (find first).  Memory the
+ * program's own malloc gets at such an address within the next GRAVES
+ * frees is refused by aclrtMemset too (docs/acl.md).  Under mem_lock. */
+#define GRAVES 64
+static struct {
+  uintptr_t start;
+  size_t size;
+} graves[GRAVES];
+static unsigned grave_next;
+
+static void bury(const struct acl__blk *b) {
+  pthread_mutex_lock(&mem_lock);
+  graves[grave_next % GRAVES].start = b->start;
+  graves[grave_next % GRAVES].size = b->size;
+  grave_next++;
+  pthread_mutex_unlock(&mem_lock);
+}
+
+/* [p, p+n) (p when n is 0) overlaps a recently freed block. */
+static bool freed_recently(const void *p, size_t n) {
+  uintptr_t a = (uintptr_t)p, e = a + (n ? n : 1);
+  bool hit = false;
+  pthread_mutex_lock(&mem_lock);
+  for (unsigned i = 0; i < GRAVES && !hit; i++)
+    hit = graves[i].size && a < graves[i].start + graves[i].size &&
+          graves[i].start < e;
+  pthread_mutex_unlock(&mem_lock);
+  return hit;
+}
+
 /* pad: aclrtMalloc's 32 extra bytes (aclrtMallocAlign32 has none). */
 aclError acl__mem_alloc(const char *fn, void **ptr, size_t size,
                         unsigned kind, bool pad) {
@@ -180,6 +214,7 @@ static aclError release(const char *fn, void *p, bool host) {
     }
     acl__managed_forget(p);
   }
+  bury(b);
   /* Freed for the program (and EVRT_CHECK) now; the memory itself when
    * the tasks enqueued before this call can no longer touch it (top of
    * file). */
@@ -213,6 +248,25 @@ aclError aclrtFreeHost(void *hostPtr) {
   return release("aclrtFreeHost", hostPtr, true);
 }
 
+/* A host side of a copy: a block of the layer holding [p, p+count), or,
+ * outside every block, host memory with the access the copy needs over the
+ * whole range (acl_hostmem.c: system calls, only on this path). */
+static aclError host_side(const char *fn, const char *what, const void *p,
+                          size_t count, bool write) {
+  struct acl__blk b;
+  if (find(p, count, &b))
+    return ACL_SUCCESS;
+  if (find(p, 1, &b))
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
+                     "%s %p: %zu bytes run past the end of its block", what,
+                     p, count);
+  if (!acl__host_range_ok(p, count, write))
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
+                     "%s %p (%zu bytes) is not %s memory of this process",
+                     what, p, count, write ? "writable" : "readable");
+  return ACL_SUCCESS;
+}
+
 static aclError copy_checks(const char *fn, void *dst, size_t destMax,
                             const void *src, size_t count, int kind) {
   if (!dst || !src)
@@ -227,7 +281,10 @@ static aclError copy_checks(const char *fn, void *dst, size_t destMax,
   /* The device side(s) the kind names must be memory the layer knows as
    * device memory (any block but aclrtMallocHost's), for the whole count:
    * a stray pointer is ACL's invalid parameter, not a crash (issue 13 item
-   * 2).  Host pointers cannot be checked. */
+   * 2).  A host side (the others; both for DEFAULT) is a block of the layer
+   * holding the whole count, or, outside every block, host memory of this
+   * process readable (source) or writable (destination) over the whole
+   * count (host_side). */
   bool dev_dst = kind == ACL_MEMCPY_HOST_TO_DEVICE ||
                  kind == ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE ||
                  kind == ACL_MEMCPY_DEVICE_TO_DEVICE ||
@@ -238,6 +295,7 @@ static aclError copy_checks(const char *fn, void *dst, size_t destMax,
                  kind == ACL_MEMCPY_INNER_DEVICE_TO_DEVICE ||
                  kind == ACL_MEMCPY_INTER_DEVICE_TO_DEVICE;
   struct acl__blk b;
+  aclError r;
   if (dev_dst && !(find(dst, count, &b) && b.kind != ACL__MEM_HOST))
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
                      "dst %p (%zu bytes) is not device memory from "
@@ -248,23 +306,34 @@ static aclError copy_checks(const char *fn, void *dst, size_t destMax,
                      "src %p (%zu bytes) is not device memory from "
                      "aclrtMalloc (kind %d names a device source)",
                      src, count, kind);
+  if (!dev_dst && (r = host_side(fn, "dst", dst, count, true)))
+    return r;
+  if (!dev_src && (r = host_side(fn, "src", src, count, false)))
+    return r;
   return ACL_SUCCESS;
 }
 
-/* aclrtMemset's pointer: memory the layer knows, for count bytes. */
-static aclError set_checks(const char *fn, void *p, size_t max, size_t count) {
+/* aclrtMemset's pointer: memory the layer knows, for count bytes, or (when
+ * host_ok: the synchronous call) writable host memory outside every block
+ * (CANN sets host memory too: the memory/12 sample clears a stack
+ * structure). */
+static aclError set_checks(const char *fn, void *p, size_t max, size_t count,
+                           bool host_ok) {
   if (!p)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "devPtr is NULL");
   if (count > max)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
                      "count %zu is larger than maxCount %zu", count, max);
   struct acl__blk b;
-  if (!find(p, count, &b))
-    return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
-                     "devPtr %p (%zu bytes) is not memory from aclrtMalloc "
-                     "or aclrtMallocHost",
-                     p, count);
-  return ACL_SUCCESS;
+  if (find(p, count, &b))
+    return ACL_SUCCESS;
+  if (host_ok && !find(p, 1, &b) && !freed_recently(p, count) &&
+      acl__host_range_ok(p, count, true))
+    return ACL_SUCCESS;
+  return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
+                   "devPtr %p (%zu bytes) is not memory from aclrtMalloc "
+                   "or aclrtMallocHost%s",
+                   p, count, host_ok ? ", nor writable host memory" : "");
 }
 
 aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
@@ -321,7 +390,7 @@ aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
 aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value,
                      size_t count) {
   static const char fn[] = "aclrtMemset";
-  aclError r = set_checks(fn, devPtr, maxCount, count);
+  aclError r = set_checks(fn, devPtr, maxCount, count, true);
   if (r)
     return r;
   r = acl__mdl_unsafe(fn, ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT);
@@ -336,7 +405,7 @@ aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value,
 aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value,
                           size_t count, aclrtStream stream) {
   static const char fn[] = "aclrtMemsetAsync";
-  aclError r = set_checks(fn, devPtr, maxCount, count);
+  aclError r = set_checks(fn, devPtr, maxCount, count, false);
   if (r)
     return r;
   evrt_stream_t h;

@@ -9,14 +9,14 @@
 
 #define EVRT__MAX_DEVICES 64
 
-static int cpu_device_count(void) {
+int evrt__cpu_device_count(void) {
   /* documented: a bad value means the default */
   return (int)evrt__env_long("EVRT_CPU_DEVICES", 1, 1, EVRT__MAX_DEVICES);
 }
 
 static evrt_status_t cpu_init(void) { return evrt__pool_init(); }
 
-static void cpu_shutdown(void) {
+void evrt__cpu_shutdown(void) {
   evrt__pool_shutdown();
   evrt__timer_shutdown();
 }
@@ -26,19 +26,19 @@ uint64_t evrt__cpu_timestamp(int device) {
   return evrt__now_ns();
 }
 
-static int64_t cpu_elapsed_ns(int device, uint64_t t0, uint64_t t1) {
+int64_t evrt__cpu_elapsed_ns(int device, uint64_t t0, uint64_t t1) {
   (void)device;
   return (int64_t)(t1 - t0);
 }
 
-static void cpu_copy(int device, void *dst, const void *src, size_t n,
-                     enum evrt__copy_dir dir) {
+void evrt__cpu_copy(int device, void *dst, const void *src, size_t n,
+                    enum evrt__copy_dir dir) {
   (void)device;
   (void)dir; /* host memory only: every direction is a memmove */
   memmove(dst, src, n);
 }
 
-static void cpu_fill(int device, void *dst, int value, size_t n) {
+void evrt__cpu_fill(int device, void *dst, int value, size_t n) {
   (void)device;
   memset(dst, value, n);
 }
@@ -47,10 +47,10 @@ const struct evrt__backend_ops evrt__cpu_backend = {
     .size = sizeof(struct evrt__backend_ops),
     .version = EVRT__BACKEND_VERSION,
     .name = "cpu",
-    .device_count = cpu_device_count,
+    .device_count = evrt__cpu_device_count,
     .init = cpu_init,
     .wake_hosts = evrt__wait_shutdown,
-    .shutdown = cpu_shutdown,
+    .shutdown = evrt__cpu_shutdown,
     .stream_init = evrt__cpu_stream_init,
     .stream_release = evrt__cpu_stream_release,
     .stream_destroyed = evrt__cpu_stream_destroyed,
@@ -65,7 +65,7 @@ const struct evrt__backend_ops evrt__cpu_backend = {
     .on_own_thread = evrt__pool_on_worker,
     .run_item = evrt__exec_run_item,
     .timestamp = evrt__cpu_timestamp,
-    .elapsed_ns = cpu_elapsed_ns,
-    .copy = cpu_copy,
-    .fill = cpu_fill,
+    .elapsed_ns = evrt__cpu_elapsed_ns,
+    .copy = evrt__cpu_copy,
+    .fill = evrt__cpu_fill,
 };

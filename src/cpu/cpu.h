@@ -1,8 +1,9 @@
 /*
  * cpu.h - the cpu backend's scheduler: its interface among the files of
- * src/cpu/ (pool.c, exec.c, wait.c, timer.c, backend.c).  Nothing outside
- * src/cpu/ includes it: the core reaches the scheduler through the ops
- * table (src/backend.h), and tests/layering.sh keeps it so.
+ * src/cpu/ (pool.c, exec.c, wait.c, timer.c, backend.c), and of the seq
+ * backend (src/seq/), which runs the same scheduler under another pool
+ * policy.  Nothing else includes it: the core reaches the scheduler
+ * through the ops table (src/backend.h), and tests/layering.sh keeps it so.
  *
  * Lock order: as internal.h (stream.plock -> pool.lock; timer.lock,
  * stream.wlock leaves).
@@ -222,6 +223,12 @@ static inline bool evrt__st_try_take_parked(struct evrt__stream *s,
 /* ------------------------------------------------------------ scheduler */
 /* src/cpu/pool.c */
 evrt_status_t evrt__pool_init(void);
+/* The seq backend's pool (src/seq/): one worker; each pop takes the queued
+ * stream of least seeded key; a running stream yields after every item
+ * when others are queued; no resumed stream kept for the worker (all go
+ * through the pick); no monitor adding workers. */
+evrt_status_t evrt__pool_init_seq(uint64_t seed);
+extern bool evrt__pool_seq; /* that policy is on (set at init) */
 void evrt__pool_shutdown(void);
 /* Put a stream the caller owns (just CASed to QUEUED) in the run queue. */
 void evrt__pool_push(struct evrt__stream *s);
@@ -301,6 +308,14 @@ uint64_t evrt__spin_budget_ns(void);
  * hook: the graph executor runs each node through it).  False: the stream
  * must park. */
 bool evrt__exec_run_item(struct evrt__stream *s, struct evrt__item *it);
+/* src/cpu/backend.c: the cpu table's cold hooks, shared with the seq
+ * backend's table. */
+int evrt__cpu_device_count(void);
+void evrt__cpu_shutdown(void);
+int64_t evrt__cpu_elapsed_ns(int device, uint64_t t0, uint64_t t1);
+void evrt__cpu_copy(int device, void *dst, const void *src, size_t n,
+                    enum evrt__copy_dir dir);
+void evrt__cpu_fill(int device, void *dst, int value, size_t n);
 /* src/cpu/streams.c: the stream hooks (declared in backend.h, for its
  * direct calls). */
 

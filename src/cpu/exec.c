@@ -520,7 +520,10 @@ void evrt__exec_stream(struct evrt__stream *s) {
   /* Nobody else writes the word of a QUEUED stream; any resume that
    * arrived before is covered: we look at the head. */
   evrt__st_run(s);
-  unsigned budget = EVRT__FAIRNESS_BUDGET;
+  /* The seq policy yields after every item when others are ready: each
+   * step is then the seeded pick's (pool.c). */
+  const unsigned fair = EVRT_UNLIKELY(evrt__pool_seq) ? 1 : EVRT__FAIRNESS_BUDGET;
+  unsigned budget = fair;
   uint64_t last = evrt__done(s);
   for (;;) {
     /* acquire: pairs with the producer's release link */
@@ -594,7 +597,7 @@ void evrt__exec_stream(struct evrt__stream *s) {
     if (s->n_done_local >= EVRT__RETURN_BATCH)
       flush_done(s);
     if (--budget == 0) {
-      budget = EVRT__FAIRNESS_BUDGET;
+      budget = fair;
       if (evrt__pool_has_ready()) {
         /* Let other ready streams run: go to the back of the queue. */
         evrt__pool_flush_local();

@@ -58,7 +58,14 @@ static struct {
   atomic_uint mon_futex;
   pthread_t monitor;
   bool monitor_started;
+  uint64_t seed; /* seq policy's seed (evrt__pool_seq) */
 } P = {.lock = PTHREAD_MUTEX_INITIALIZER, .exited = PTHREAD_COND_INITIALIZER};
+
+/* The seq backend's policy (src/seq/): one worker, no monitor, and each pop
+ * picks the queued stream whose key (seed, stream id, position) is least.
+ * Written by pool_start with no worker alive (before it spawns any:
+ * pthread_create orders it for them); read by workers and under P.lock. */
+bool evrt__pool_seq;
 
 static EVRT_TLS struct evrt__worker *tls_worker;
 /* A stream resumed by this worker, run next by it (see evrt__pool_push_local). */
@@ -143,6 +150,55 @@ static int pop_locked(struct evrt__stream **out, int max) {
   }
   P.pops += (uint64_t)k;
   return k;
+}
+
+/* splitmix64's finalizer: a bijection that scatters nearby inputs. */
+static inline uint64_t mix64(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+/* The seq policy's draw for a queued stream: a function of the seed, the
+ * stream's id and the position of its head item only, so that the pick
+ * does not depend on the order in which the streams were queued (which
+ * another thread's timing may set).  A stream picked only to find its
+ * head blocked parks without moving, and keeps its key. */
+static inline uint64_t seq_key(struct evrt__stream *s) {
+  uint64_t id = atomic_load_explicit(&s->id, memory_order_relaxed);
+  return mix64(P.seed ^ mix64(id * 0x9e3779b97f4a7c15ull + evrt__done(s) + 1));
+}
+
+/* Seq policy: take the stream of least key of the first non-empty ring
+ * (ties: lower id), O(queued streams).  Caller holds P.lock. */
+static int pop_seq_locked(struct evrt__stream **out) {
+  for (int q = 0; q < 2; q++) {
+    struct ring *r = &P.rq[q];
+    if (!r->n)
+      continue;
+    uint32_t m = r->cap - 1, best = 0;
+    uint64_t bk = 0, bid = 0;
+    for (uint32_t i = 0; i < r->n; i++) {
+      struct evrt__stream *s = r->v[(r->head + i) & m];
+      uint64_t k = seq_key(s);
+      uint64_t id = atomic_load_explicit(&s->id, memory_order_relaxed);
+      if (i == 0 || k < bk || (k == bk && id < bid)) {
+        best = i;
+        bk = k;
+        bid = id;
+      }
+    }
+    struct evrt__stream *pick = r->v[(r->head + best) & m];
+    r->v[(r->head + best) & m] = r->v[r->head];
+    out[0] = pick;
+    r->head = (r->head + 1) & m;
+    r->n--;
+    P.pops++;
+    return 1;
+  }
+  return 0;
 }
 
 /* Move ring q to an array of newcap (>= its length, a power of two). */
@@ -280,7 +336,8 @@ void evrt__pool_push_many(struct evrt__stream **v, int n) {
  * queue, no lock and no cross-core hand-off.  Returns false (the caller
  * pushes it) off workers or when the slot is taken. */
 bool evrt__pool_push_local(struct evrt__stream *s) {
-  if (!tls_worker || tls_runnext)
+  /* (seq policy: every stream goes through the seeded pick) */
+  if (!tls_worker || tls_runnext || EVRT_UNLIKELY(evrt__pool_seq))
     return false;
   tls_runnext = s;
   return true;
@@ -354,7 +411,8 @@ static void *worker_main(void *arg) {
     if (take > EVRT__POP_BATCH + 1)
       take = EVRT__POP_BATCH + 1;
     struct evrt__stream *got[EVRT__POP_BATCH + 1];
-    int ngot = pop_locked(got, take);
+    int ngot = EVRT_UNLIKELY(evrt__pool_seq) ? pop_seq_locked(got)
+                                             : pop_locked(got, take);
     s = ngot ? got[0] : NULL;
     for (int i = 1; i < ngot; i++)
       tls_batch[tls_btail++] = got[i];
@@ -473,19 +531,19 @@ static void *monitor_main(void *arg) {
   return NULL;
 }
 
-evrt_status_t evrt__pool_init(void) {
+/* Start `base` workers (seq: exactly one, no monitor). */
+static evrt_status_t pool_start(int base, bool seq, uint64_t seed) {
   evrt__cpu_features_init();
-  int ncpu = evrt__ncpu();
-  /* default: one per CPU, at least 2 (a bad value warns, os.c) */
-  int base = (int)evrt__env_long("EVRT_WORKERS", ncpu < 2 ? 2 : ncpu, 1, 256);
   pthread_mutex_lock(&P.lock);
+  evrt__pool_seq = seq;
+  P.seed = seed;
   P.base = base;
-  P.max = base + 62;
+  P.max = seq ? base : base + 62;
   P.stop = false;
   int err = 0;
   for (int i = 0; i < base && !err; i++)
     err = spawn_locked(false);
-  if (!err && !P.monitor_started) {
+  if (!err && !seq && !P.monitor_started) {
     err = pthread_create(&P.monitor, NULL, monitor_main, NULL);
     P.monitor_started = err == 0;
   }
@@ -495,6 +553,17 @@ evrt_status_t evrt__pool_init(void) {
                                     : EVRT_ERROR_SYSTEM,
                       "cannot start worker threads: %s", strerror(err));
   return EVRT_SUCCESS;
+}
+
+evrt_status_t evrt__pool_init(void) {
+  int ncpu = evrt__ncpu();
+  /* default: one per CPU, at least 2 (a bad value warns, os.c) */
+  int base = (int)evrt__env_long("EVRT_WORKERS", ncpu < 2 ? 2 : ncpu, 1, 256);
+  return pool_start(base, false, 0);
+}
+
+evrt_status_t evrt__pool_init_seq(uint64_t seed) {
+  return pool_start(1, true, seed);
 }
 
 void evrt__pool_shutdown(void) {

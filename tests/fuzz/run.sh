@@ -26,7 +26,7 @@ CFLAGS="-std=c11 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefi
 CORE_FLAGS=$(echo "$CFLAGS" | sed 's/-fsanitize=fuzzer,/-fsanitize=fuzzer-no-link,/')
 objs=""
 # The same source list as CMake's EVRT_CORE_SOURCES (CMakeLists.txt).
-for src in src/*.c src/cpu/*.c src/unix/*.c src/check/*.c; do
+for src in src/*.c src/cpu/*.c src/seq/*.c src/unix/*.c src/check/*.c; do
   o="$OUT/$(echo "$src" | tr / _ | sed 's/\.c$/.o/')"
   # shellcheck disable=SC2086
   $CC $CORE_FLAGS -c "$src" -o "$o"

@@ -18,7 +18,8 @@
  *   event.c    evrt.Event
  *   launch.c   Stream.launch: Python callables on worker threads, their
  *              errors, the exit hook
- *   acl_module.c  the pyACL-style functions (evrt.acl)
+ *   acl_module.c  the pyACL-style functions (evrt.acl), with one file per
+ *              ACL family (acl_base.c, acl_util.c, acl_rt_*.c, acl_mdl.c)
  *   gputrace.c the GPU trace hooks (torch's _gpu_trace callbacks)
  *
  * GIL rules:

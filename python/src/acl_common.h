@@ -1,0 +1,179 @@
+/*
+ * acl_common.h - what the files of evrt.acl share (acl_module.c and one
+ * file per ACL family: acl_base.c, acl_util.c, acl_rt_*.c): the argument
+ * and result helpers, the interruptible pre-wait of the blocking calls and
+ * the method-table macros.  Helpers are static inline, so a file that uses
+ * none of them pays nothing.  The conventions are at the top of
+ * acl_module.c.
+ */
+#ifndef EVRTPY_ACL_COMMON_H
+#define EVRTPY_ACL_COMMON_H
+
+#include "evrt_module.h"
+
+#ifdef EVRTPY_HAVE_ACL
+
+#include <acl/acl.h>
+
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------- helpers */
+
+/* A handle argument: an int (the pointer) or None (NULL). */
+static inline int to_ptr(PyObject *o, void **out) {
+  if (o == Py_None) {
+    *out = NULL;
+    return 1;
+  }
+  if (!PyLong_Check(o)) {
+    PyErr_Format(PyExc_TypeError, "handle must be an int, not %.100s",
+                 Py_TYPE(o)->tp_name);
+    return 0;
+  }
+  void *p = PyLong_AsVoidPtr(o);
+  if (!p && PyErr_Occurred())
+    return 0;
+  *out = p;
+  return 1;
+}
+
+static inline PyObject *ptr_ret(void *p, aclError ret) {
+  PyObject *h = p ? PyLong_FromVoidPtr(p) : PyLong_FromLong(0);
+  if (!h)
+    return NULL;
+  return Py_BuildValue("(Ni)", h, (int)ret);
+}
+
+/* The two for acl_mdl.c (evrt_module.h). */
+
+#define RET(expr) return PyLong_FromLong((long)(expr))
+
+/* ------------------------------------------------------------- Ctrl-C */
+
+/* The blocking calls (synchronize_*) first wait for the work themselves,
+ * interruptibly (wait.c: GIL released, signal handlers run every slice),
+ * through the evrt handle behind the ACL one: aclrtStream and aclrtEvent
+ * values are evrt handles (one runtime).  Then they make the ACL call, which
+ * finds the work done and returns ACL's own code and error state; the
+ * waiting left none (a failing handle ends it early and the ACL call reports
+ * the failure).  Returns -1 with KeyboardInterrupt (or whatever a handler
+ * raised) set, else 0 and *left_ms: the timeout left for the ACL call (-1
+ * stays -1; a wait that used up its timeout leaves 1 ms, so that ACL
+ * reports its own timeout). */
+enum prewait_kind { PRE_STREAM, PRE_EVENT, PRE_DEVICE };
+
+static inline int prewait(enum prewait_kind kind, void *h, int timeout_ms,
+                   int *left_ms) {
+  int64_t ns = timeout_ms < 0 ? -1 : (int64_t)timeout_ms * 1000000;
+  evrt_status_t st = EVRT_SUCCESS;
+  int rc = 0;
+  *left_ms = timeout_ms;
+  if (kind == PRE_DEVICE) {
+    int32_t dev = 0;
+    if (aclrtGetDevice(&dev) != ACL_SUCCESS)
+      return 0;
+    rc = evrtpy_device_wait((int)dev, ns, 0, &st);
+  } else if (kind == PRE_STREAM) {
+    if (!h && aclrtCtxGetCurrentDefaultStream(&h) != ACL_SUCCESS)
+      return 0;
+    rc = evrtpy_stream_wait((evrt_stream_t)h, ns, 1, &st);
+  } else {
+    rc = evrtpy_event_wait((evrt_event_t)h, ns, 1, &st);
+  }
+  if (rc < 0)
+    return -1;
+  if (st == EVRT_ERROR_TIMEOUT && timeout_ms > 0)
+    *left_ms = 1;
+  return 0;
+}
+
+
+/* A size_t / uint64_t / int64_t argument (OverflowError when it does not
+ * fit, TypeError when it is not an int). */
+static inline int cv_size(PyObject *o, size_t *out) {
+  size_t v = PyLong_AsSize_t(o);
+  if (v == (size_t)-1 && PyErr_Occurred())
+    return 0;
+  *out = v;
+  return 1;
+}
+
+static inline int cv_u64(PyObject *o, uint64_t *out) {
+  unsigned long long v = PyLong_AsUnsignedLongLong(o);
+  if (v == (unsigned long long)-1 && PyErr_Occurred())
+    return 0;
+  *out = (uint64_t)v;
+  return 1;
+}
+
+static inline int cv_i64(PyObject *o, int64_t *out) {
+  long long v = PyLong_AsLongLong(o);
+  if (v == -1 && PyErr_Occurred())
+    return 0;
+  *out = (int64_t)v;
+  return 1;
+}
+
+/* d[key] as an unsigned 64-bit int: KeyError when missing. */
+static inline int dict_u64(PyObject *d, const char *key, uint64_t *out) {
+  PyObject *v = PyDict_GetItemString(d, key); /* borrowed */
+  if (!v) {
+    PyErr_Format(PyExc_KeyError, "'%s' is missing", key);
+    return 0;
+  }
+  return cv_u64(v, out);
+}
+
+static inline int check_dict(PyObject *d, const char *what) {
+  if (PyDict_Check(d))
+    return 1;
+  PyErr_Format(PyExc_TypeError, "%s must be a dict, not %.100s", what,
+               Py_TYPE(d)->tp_name);
+  return 0;
+}
+
+/* Sets d[key] = v, stealing v; 0 on failure. */
+static inline int dict_put(PyObject *d, const char *key, PyObject *v) {
+  if (!v)
+    return 0;
+  int r = PyDict_SetItemString(d, key, v);
+  Py_DECREF(v);
+  return r == 0;
+}
+
+/* (value, ret) with an unsigned 64-bit / signed 64-bit value. */
+static inline PyObject *u64_ret(uint64_t v, aclError r) {
+  return Py_BuildValue("(Ki)", (unsigned long long)v, (int)r);
+}
+static inline PyObject *i64_ret(int64_t v, aclError r) {
+  return Py_BuildValue("(Li)", (long long)v, (int)r);
+}
+
+#define M0(name, fn) {#name, (PyCFunction)fn, METH_NOARGS, NULL}
+#define MV(name, fn) {#name, (PyCFunction)fn, METH_VARARGS, NULL}
+
+/* This thread's error messages carried over by process_report
+ * (acl_rt_callback.c), for acl.get_recent_err_msg (acl_module.c); PyMem_Raw
+ * memory the caller frees, NULL if none. */
+char *evrtpy_acl_take_carried_msgs(void);
+
+/* The families' method tables (acl_*.c), added by evrtpy_acl_init. */
+extern PyMethodDef evrtpy_acl_rt_device_methods[];
+extern PyMethodDef evrtpy_acl_rt_stream_methods[];
+extern PyMethodDef evrtpy_acl_rt_event_methods[];
+extern PyMethodDef evrtpy_acl_rt_callback_methods[];
+extern PyMethodDef evrtpy_acl_rt_memory_methods[];
+extern PyMethodDef evrtpy_acl_util_methods[];
+extern PyMethodDef evrtpy_acl_rt_failure_methods[];
+extern PyMethodDef evrtpy_acl_base_methods[];
+extern PyMethodDef evrtpy_acl_rt_vmm_methods[];
+extern PyMethodDef evrtpy_acl_rt_allocator_methods[];
+
+#endif /* EVRTPY_HAVE_ACL */
+
+#endif

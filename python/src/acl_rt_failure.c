@@ -1,0 +1,467 @@
+/*
+ * acl_rt_failure.c - evrt.acl.rt: failures, values, notifies,
+ * interprocess memory, subscribed host functions, operator timeouts.
+ *
+ * One ACL family of the pyACL-style module, split from acl_module.c (whose
+ * top says the conventions: handles are ints, `ret` comes last, which calls
+ * release the GIL); the helpers the families share are in acl_common.h.
+ * evrtpy_acl_init adds this file's functions through the table at its end.
+ */
+#include "acl_common.h"
+
+#ifdef EVRTPY_HAVE_ACL
+
+/* ------------------------------------ rt: failures, values, notifies,
+ * interprocess memory, subscribed host functions, operator timeouts
+ * (pyACL's conventions: outputs first, then ret; handles and pointers are
+ * ints; keys are str) */
+
+static int to_pids(PyObject *o, int32_t **out, size_t *n) {
+  PyObject *seq = PySequence_Fast(o, "pids must be a sequence of ints");
+  if (!seq)
+    return 0;
+  Py_ssize_t k = PySequence_Fast_GET_SIZE(seq);
+  int32_t *v = PyMem_Malloc((size_t)(k ? k : 1) * sizeof *v);
+  if (!v) {
+    Py_DECREF(seq);
+    PyErr_NoMemory();
+    return 0;
+  }
+  for (Py_ssize_t i = 0; i < k; i++) {
+    long x = PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, i));
+    if (x == -1 && PyErr_Occurred()) {
+      PyMem_Free(v);
+      Py_DECREF(seq);
+      return 0;
+    }
+    v[i] = (int32_t)x;
+  }
+  Py_DECREF(seq);
+  *out = v;
+  *n = (size_t)k;
+  return 1;
+}
+
+static PyObject *exc_fn; /* set_exception_info_callback's callable */
+static void exc_trampoline(aclrtExceptionInfo *info) {
+  if (!evrtpy_trampoline_enter(0))
+    return;
+  evrtpy_gil_t g;
+  evrtpy_gil_take(&g);
+  PyObject *fn = exc_fn;
+  Py_XINCREF(fn);
+  if (fn) {
+    PyObject *r = PyObject_CallFunction(fn, "K",
+                                        (unsigned long long)(uintptr_t)info);
+    if (r)
+      Py_DECREF(r);
+    else
+      PyErr_WriteUnraisable(fn);
+    Py_DECREF(fn);
+  }
+  evrtpy_gil_drop(&g);
+  evrtpy_trampoline_leave(0);
+}
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+/* set_exception_info_callback(fn or None) -> ret: fn(info) runs when a task
+ * fails; info (an int) is valid only during the call. */
+static PyObject *r_set_exception_info_callback(PyObject *m, PyObject *args) {
+  PyObject *fn = Py_None;
+  if (!PyArg_ParseTuple(args, "|O:set_exception_info_callback", &fn))
+    return NULL;
+  if (fn != Py_None && !PyCallable_Check(fn))
+    return PyErr_Format(PyExc_TypeError, "%.100s is not callable",
+                        Py_TYPE(fn)->tp_name);
+  PyObject *old = exc_fn;
+  exc_fn = fn == Py_None ? NULL : (Py_INCREF(fn), fn);
+  aclError r = aclrtSetExceptionInfoCallback(exc_fn ? exc_trampoline : NULL);
+  Py_XDECREF(old);
+  RET(r);
+}
+#pragma GCC diagnostic pop
+
+#define INFO_GETTER(pyname, cfn)                                               \
+  static PyObject *r_##pyname(PyObject *m, PyObject *args) {                   \
+    void *info;                                                                \
+    if (!PyArg_ParseTuple(args, "O&:" #pyname, to_ptr, &info))                 \
+      return NULL;                                                             \
+    return PyLong_FromUnsignedLong(cfn((const aclrtExceptionInfo *)info));     \
+  }
+INFO_GETTER(get_task_id_from_exception_info, aclrtGetTaskIdFromExceptionInfo)
+INFO_GETTER(get_stream_id_from_exception_info, aclrtGetStreamIdFromExceptionInfo)
+INFO_GETTER(get_thread_id_from_exception_info, aclrtGetThreadIdFromExceptionInfo)
+INFO_GETTER(get_device_id_from_exception_info, aclrtGetDeviceIdFromExceptionInfo)
+INFO_GETTER(get_error_code_from_exception_info,
+            aclrtGetErrorCodeFromExceptionInfo)
+#undef INFO_GETTER
+
+static PyObject *r_get_args_from_exception_info(PyObject *m, PyObject *args) {
+  void *info, *p = NULL;
+  uint32_t len = 0;
+  if (!PyArg_ParseTuple(args, "O&:get_args_from_exception_info", to_ptr, &info))
+    return NULL;
+  aclError r = aclrtGetArgsFromExceptionInfo(info, &p, &len);
+  return Py_BuildValue("(NIi)", PyLong_FromVoidPtr(p), (unsigned)len, (int)r);
+}
+
+static PyObject *r_get_func_handle_from_exception_info(PyObject *m,
+                                                       PyObject *args) {
+  void *info;
+  aclrtFuncHandle f = NULL;
+  if (!PyArg_ParseTuple(args, "O&:get_func_handle_from_exception_info", to_ptr,
+                        &info))
+    return NULL;
+  aclError r = aclrtGetFuncHandleFromExceptionInfo(info, &f);
+  return ptr_ret(f, r);
+}
+
+static PyObject *r_get_thread_last_task_id(PyObject *m, PyObject *unused) {
+  uint32_t id = 0;
+  aclError r = aclrtGetThreadLastTaskId(&id);
+  return Py_BuildValue("(Ii)", (unsigned)id, (int)r);
+}
+
+/* get_error_verbose(device) -> (dict, ret) */
+static PyObject *r_get_error_verbose(PyObject *m, PyObject *args) {
+  int dev;
+  if (!PyArg_ParseTuple(args, "i:get_error_verbose", &dev))
+    return NULL;
+  aclrtErrorInfo e;
+  memset(&e, 0, sizeof e);
+  aclError r = aclrtGetErrorVerbose(dev, &e);
+  return Py_BuildValue("({s:i,s:i,s:i,s:i}i)", "tryRepair", (int)e.tryRepair,
+                       "hasDetail", (int)e.hasDetail, "errorType",
+                       (int)e.errorType, "aicoreErrType",
+                       e.errorType == ACL_RT_ERROR_AICORE
+                           ? (int)e.detail.aicoreErrType
+                           : 0,
+                       (int)r);
+}
+
+static PyObject *r_stream_abort(PyObject *m, PyObject *args) {
+  void *s;
+  if (!PyArg_ParseTuple(args, "O&:stream_abort", to_ptr, &s))
+    return NULL;
+  RET(aclrtStreamAbort(s));
+}
+
+static PyObject *r_stream_stop(PyObject *m, PyObject *args) {
+  void *s;
+  if (!PyArg_ParseTuple(args, "O&:stream_stop", to_ptr, &s))
+    return NULL;
+  RET(aclrtStreamStop(s));
+}
+
+/* (fn, args) tuples of reg_stream_state_callback, kept for good: a call in
+ * progress may still use one that was replaced. */
+static void state_trampoline(aclrtStream s, aclrtStreamState st, void *arg) {
+  if (!evrtpy_trampoline_enter(0))
+    return;
+  evrtpy_gil_t g;
+  evrtpy_gil_take(&g);
+  PyObject *t = arg;
+  PyObject *r = PyObject_CallFunction(PyTuple_GET_ITEM(t, 0), "KiO",
+                                      (unsigned long long)(uintptr_t)s,
+                                      (int)st, PyTuple_GET_ITEM(t, 1));
+  if (r)
+    Py_DECREF(r);
+  else
+    PyErr_WriteUnraisable(PyTuple_GET_ITEM(t, 0));
+  evrtpy_gil_drop(&g);
+  evrtpy_trampoline_leave(0);
+}
+
+/* reg_stream_state_callback(name, fn or None, args) -> ret: fn(stream,
+ * state, args) after a stream is created and before it is destroyed. */
+static PyObject *r_reg_stream_state_callback(PyObject *m, PyObject *args) {
+  const char *name;
+  PyObject *fn, *a = Py_None;
+  if (!PyArg_ParseTuple(args, "sO|O:reg_stream_state_callback", &name, &fn, &a))
+    return NULL;
+  if (fn == Py_None)
+    RET(aclrtRegStreamStateCallback(name, NULL, NULL));
+  if (!PyCallable_Check(fn))
+    return PyErr_Format(PyExc_TypeError, "%.100s is not callable",
+                        Py_TYPE(fn)->tp_name);
+  PyObject *t = PyTuple_Pack(2, fn, a);
+  if (!t)
+    return NULL;
+  aclError r = aclrtRegStreamStateCallback(name, state_trampoline, t);
+  if (r)
+    Py_DECREF(t); /* else kept for good (see above) */
+  RET(r);
+}
+
+static PyObject *r_subscribe_host_func(PyObject *m, PyObject *args) {
+  unsigned long long tid;
+  void *s;
+  if (!PyArg_ParseTuple(args, "KO&:subscribe_host_func", &tid, to_ptr, &s))
+    return NULL;
+  RET(aclrtSubscribeHostFunc((uint64_t)tid, s));
+}
+
+static PyObject *r_unsubscribe_host_func(PyObject *m, PyObject *args) {
+  unsigned long long tid;
+  void *s;
+  if (!PyArg_ParseTuple(args, "KO&:unsubscribe_host_func", &tid, to_ptr, &s))
+    return NULL;
+  aclError r;
+  Py_BEGIN_ALLOW_THREADS
+  r = aclrtUnSubscribeHostFunc((uint64_t)tid, s);
+  Py_END_ALLOW_THREADS
+  RET(r);
+}
+
+static PyObject *r_process_host_func(PyObject *m, PyObject *args) {
+  int t;
+  if (!PyArg_ParseTuple(args, "i:process_host_func", &t))
+    return NULL;
+  aclError r;
+  Py_BEGIN_ALLOW_THREADS
+  r = aclrtProcessHostFunc(t);
+  Py_END_ALLOW_THREADS
+  RET(r);
+}
+
+static PyObject *r_value_write(PyObject *m, PyObject *args) {
+  void *p, *s;
+  unsigned long long v;
+  unsigned flag;
+  if (!PyArg_ParseTuple(args, "O&KIO&:value_write", to_ptr, &p, &v, &flag,
+                        to_ptr, &s))
+    return NULL;
+  RET(aclrtValueWrite(p, (uint64_t)v, flag, s));
+}
+
+static PyObject *r_value_wait(PyObject *m, PyObject *args) {
+  void *p, *s;
+  unsigned long long v;
+  unsigned flag;
+  if (!PyArg_ParseTuple(args, "O&KIO&:value_wait", to_ptr, &p, &v, &flag,
+                        to_ptr, &s))
+    return NULL;
+  RET(aclrtValueWait(p, (uint64_t)v, flag, s));
+}
+
+static PyObject *r_create_notify(PyObject *m, PyObject *args) {
+  unsigned long long flag = 0;
+  if (!PyArg_ParseTuple(args, "|K:create_notify", &flag))
+    return NULL;
+  aclrtNotify n = NULL;
+  aclError r = aclrtCreateNotify(&n, (uint64_t)flag);
+  return ptr_ret(n, r);
+}
+
+static PyObject *r_destroy_notify(PyObject *m, PyObject *args) {
+  void *n;
+  if (!PyArg_ParseTuple(args, "O&:destroy_notify", to_ptr, &n))
+    return NULL;
+  RET(aclrtDestroyNotify(n));
+}
+
+static PyObject *r_record_notify(PyObject *m, PyObject *args) {
+  void *n, *s;
+  if (!PyArg_ParseTuple(args, "O&O&:record_notify", to_ptr, &n, to_ptr, &s))
+    return NULL;
+  RET(aclrtRecordNotify(n, s));
+}
+
+static PyObject *r_wait_and_reset_notify(PyObject *m, PyObject *args) {
+  void *n, *s;
+  unsigned timeout = 0;
+  if (!PyArg_ParseTuple(args, "O&O&|I:wait_and_reset_notify", to_ptr, &n,
+                        to_ptr, &s, &timeout))
+    return NULL;
+  RET(aclrtWaitAndResetNotify(n, s, timeout));
+}
+
+static PyObject *r_get_notify_id(PyObject *m, PyObject *args) {
+  void *n;
+  if (!PyArg_ParseTuple(args, "O&:get_notify_id", to_ptr, &n))
+    return NULL;
+  uint32_t id = 0;
+  aclError r = aclrtGetNotifyId(n, &id);
+  return Py_BuildValue("(Ii)", (unsigned)id, (int)r);
+}
+
+static PyObject *r_notify_batch_reset(PyObject *m, PyObject *args) {
+  PyObject *list;
+  if (!PyArg_ParseTuple(args, "O:notify_batch_reset", &list))
+    return NULL;
+  PyObject *seq = PySequence_Fast(list, "notifies must be a sequence");
+  if (!seq)
+    return NULL;
+  Py_ssize_t k = PySequence_Fast_GET_SIZE(seq);
+  aclrtNotify *v = PyMem_Malloc((size_t)(k ? k : 1) * sizeof *v);
+  if (!v) {
+    Py_DECREF(seq);
+    return PyErr_NoMemory();
+  }
+  for (Py_ssize_t i = 0; i < k; i++)
+    if (!to_ptr(PySequence_Fast_GET_ITEM(seq, i), &v[i])) {
+      PyMem_Free(v);
+      Py_DECREF(seq);
+      return NULL;
+    }
+  Py_DECREF(seq);
+  aclError r = aclrtNotifyBatchReset(k ? v : NULL, (size_t)k);
+  PyMem_Free(v);
+  RET(r);
+}
+
+static PyObject *key_ret(const char *key, aclError r) {
+  return Py_BuildValue("(si)", r ? "" : key, (int)r);
+}
+
+static PyObject *r_notify_get_export_key(PyObject *m, PyObject *args) {
+  void *n;
+  unsigned long long flags = 0;
+  if (!PyArg_ParseTuple(args, "O&|K:notify_get_export_key", to_ptr, &n,
+                        &flags))
+    return NULL;
+  char key[65] = {0};
+  aclError r = aclrtNotifyGetExportKey(n, key, sizeof key, (uint64_t)flags);
+  return key_ret(key, r);
+}
+
+static PyObject *r_notify_set_import_pid(PyObject *m, PyObject *args) {
+  void *n;
+  PyObject *pl;
+  if (!PyArg_ParseTuple(args, "O&O:notify_set_import_pid", to_ptr, &n, &pl))
+    return NULL;
+  int32_t *pids;
+  size_t k;
+  if (!to_pids(pl, &pids, &k))
+    return NULL;
+  aclError r = aclrtNotifySetImportPid(n, pids, k);
+  PyMem_Free(pids);
+  RET(r);
+}
+
+static PyObject *r_notify_import_by_key(PyObject *m, PyObject *args) {
+  const char *key;
+  unsigned long long flags = 0;
+  if (!PyArg_ParseTuple(args, "s|K:notify_import_by_key", &key, &flags))
+    return NULL;
+  aclrtNotify n = NULL;
+  aclError r = aclrtNotifyImportByKey(&n, key, (uint64_t)flags);
+  return ptr_ret(n, r);
+}
+
+static PyObject *r_ipc_mem_get_export_key(PyObject *m, PyObject *args) {
+  void *p;
+  Py_ssize_t size;
+  unsigned long long flags = 0;
+  if (!PyArg_ParseTuple(args, "O&n|K:ipc_mem_get_export_key", to_ptr, &p,
+                        &size, &flags))
+    return NULL;
+  char key[65] = {0};
+  aclError r = size < 0 ? ACL_ERROR_INVALID_PARAM
+                        : aclrtIpcMemGetExportKey(p, (size_t)size, key,
+                                                  sizeof key, (uint64_t)flags);
+  return key_ret(key, r);
+}
+
+static PyObject *r_ipc_mem_set_import_pid(PyObject *m, PyObject *args) {
+  const char *key;
+  PyObject *pl;
+  if (!PyArg_ParseTuple(args, "sO:ipc_mem_set_import_pid", &key, &pl))
+    return NULL;
+  int32_t *pids;
+  size_t k;
+  if (!to_pids(pl, &pids, &k))
+    return NULL;
+  aclError r = aclrtIpcMemSetImportPid(key, pids, k);
+  PyMem_Free(pids);
+  RET(r);
+}
+
+static PyObject *r_ipc_mem_import_by_key(PyObject *m, PyObject *args) {
+  const char *key;
+  unsigned long long flags = 0;
+  if (!PyArg_ParseTuple(args, "s|K:ipc_mem_import_by_key", &key, &flags))
+    return NULL;
+  void *p = NULL;
+  aclError r = aclrtIpcMemImportByKey(&p, key, (uint64_t)flags);
+  return ptr_ret(p, r);
+}
+
+static PyObject *r_ipc_mem_close(PyObject *m, PyObject *args) {
+  const char *key;
+  if (!PyArg_ParseTuple(args, "s:ipc_mem_close", &key))
+    return NULL;
+  RET(aclrtIpcMemClose(key));
+}
+
+static PyObject *r_set_op_execute_timeout(PyObject *m, PyObject *args) {
+  unsigned t;
+  if (!PyArg_ParseTuple(args, "I:set_op_execute_timeout", &t))
+    return NULL;
+  RET(aclrtSetOpExecuteTimeOut(t));
+}
+
+static PyObject *r_set_op_execute_timeout_v2(PyObject *m, PyObject *args) {
+  unsigned long long t;
+  if (!PyArg_ParseTuple(args, "K:set_op_execute_timeout_v2", &t))
+    return NULL;
+  uint64_t actual = 0;
+  aclError r = aclrtSetOpExecuteTimeOutV2((uint64_t)t, &actual);
+  return Py_BuildValue("(Ki)", (unsigned long long)actual, (int)r);
+}
+
+static PyObject *r_get_op_timeout_interval(PyObject *m, PyObject *unused) {
+  uint64_t v = 0;
+  aclError r = aclrtGetOpTimeOutInterval(&v);
+  return Py_BuildValue("(Ki)", (unsigned long long)v, (int)r);
+}
+
+static PyObject *r_get_op_execute_timeout(PyObject *m, PyObject *unused) {
+  uint32_t v = 0;
+  aclError r = aclrtGetOpExecuteTimeout(&v);
+  return Py_BuildValue("(Ii)", (unsigned)v, (int)r);
+}
+
+/* Added to evrt.acl.rt by evrtpy_acl_init. */
+PyMethodDef evrtpy_acl_rt_failure_methods[] = {
+    MV(set_exception_info_callback, r_set_exception_info_callback),
+    MV(get_task_id_from_exception_info, r_get_task_id_from_exception_info),
+    MV(get_stream_id_from_exception_info, r_get_stream_id_from_exception_info),
+    MV(get_thread_id_from_exception_info, r_get_thread_id_from_exception_info),
+    MV(get_device_id_from_exception_info, r_get_device_id_from_exception_info),
+    MV(get_error_code_from_exception_info,
+       r_get_error_code_from_exception_info),
+    MV(get_args_from_exception_info, r_get_args_from_exception_info),
+    MV(get_func_handle_from_exception_info,
+       r_get_func_handle_from_exception_info),
+    M0(get_thread_last_task_id, r_get_thread_last_task_id),
+    MV(get_error_verbose, r_get_error_verbose),
+    MV(stream_abort, r_stream_abort),
+    MV(stream_stop, r_stream_stop),
+    MV(reg_stream_state_callback, r_reg_stream_state_callback),
+    MV(subscribe_host_func, r_subscribe_host_func),
+    MV(unsubscribe_host_func, r_unsubscribe_host_func),
+    MV(process_host_func, r_process_host_func),
+    MV(value_write, r_value_write),
+    MV(value_wait, r_value_wait),
+    MV(create_notify, r_create_notify),
+    MV(destroy_notify, r_destroy_notify),
+    MV(record_notify, r_record_notify),
+    MV(wait_and_reset_notify, r_wait_and_reset_notify),
+    MV(get_notify_id, r_get_notify_id),
+    MV(notify_batch_reset, r_notify_batch_reset),
+    MV(notify_get_export_key, r_notify_get_export_key),
+    MV(notify_set_import_pid, r_notify_set_import_pid),
+    MV(notify_import_by_key, r_notify_import_by_key),
+    MV(ipc_mem_get_export_key, r_ipc_mem_get_export_key),
+    MV(ipc_mem_set_import_pid, r_ipc_mem_set_import_pid),
+    MV(ipc_mem_import_by_key, r_ipc_mem_import_by_key),
+    MV(ipc_mem_close, r_ipc_mem_close),
+    MV(set_op_execute_timeout, r_set_op_execute_timeout),
+    MV(set_op_execute_timeout_v2, r_set_op_execute_timeout_v2),
+    M0(get_op_timeout_interval, r_get_op_timeout_interval),
+    M0(get_op_execute_timeout, r_get_op_execute_timeout),
+    {NULL, NULL, 0, NULL}};
+
+#endif /* EVRTPY_HAVE_ACL */

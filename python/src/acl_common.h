@@ -154,6 +154,52 @@ static inline PyObject *i64_ret(int64_t v, aclError r) {
   return Py_BuildValue("(Li)", (long long)v, (int)r);
 }
 
+/* A Python sequence as a C array (PyMem_Malloc memory the caller frees;
+ * one element allocated for an empty sequence, so *out is never NULL on
+ * success): conv stores item i into the elem_size-byte slot, or sets an
+ * exception and returns 0.  msg is the TypeError of a non-sequence. */
+static inline int seq_to_array(PyObject *o, const char *msg, size_t elem_size,
+                               int (*conv)(PyObject *, void *), void **out,
+                               Py_ssize_t *n) {
+  PyObject *seq = PySequence_Fast(o, msg);
+  if (!seq)
+    return 0;
+  Py_ssize_t k = PySequence_Fast_GET_SIZE(seq);
+  char *v = PyMem_Malloc((size_t)(k ? k : 1) * elem_size);
+  if (!v) {
+    Py_DECREF(seq);
+    PyErr_NoMemory();
+    return 0;
+  }
+  for (Py_ssize_t i = 0; i < k; i++)
+    if (!conv(PySequence_Fast_GET_ITEM(seq, i), v + (size_t)i * elem_size)) {
+      PyMem_Free(v);
+      Py_DECREF(seq);
+      return 0;
+    }
+  Py_DECREF(seq);
+  *out = v;
+  *n = k;
+  return 1;
+}
+
+/* seq_to_array's element converters: a handle (void *) and a uint32_t
+ * (OverflowError outside [0, 2^32)). */
+static inline int conv_ptr(PyObject *o, void *slot) {
+  return to_ptr(o, (void **)slot);
+}
+static inline int conv_u32(PyObject *o, void *slot) {
+  unsigned long v = PyLong_AsUnsignedLong(o);
+  if (v == (unsigned long)-1 && PyErr_Occurred())
+    return 0;
+  if (v > UINT32_MAX) {
+    PyErr_SetString(PyExc_OverflowError, "value does not fit in 32 bits");
+    return 0;
+  }
+  *(uint32_t *)slot = (uint32_t)v;
+  return 1;
+}
+
 #define M0(name, fn) {#name, (PyCFunction)fn, METH_NOARGS, NULL}
 #define MV(name, fn) {#name, (PyCFunction)fn, METH_VARARGS, NULL}
 

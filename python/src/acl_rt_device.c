@@ -317,6 +317,59 @@ static PyObject *c_get_mem_info(PyObject *m, PyObject *args) {
   return Py_BuildValue("(nni)", (Py_ssize_t)fr, (Py_ssize_t)total, (int)r);
 }
 
+/* get_primary_ctx_state(device_id) -> (active, ret): 1 while the device is
+ * set.  CANN's flags output is reserved (it must be NULL), so there is
+ * nothing to return for it. */
+static PyObject *c_get_primary_ctx_state(PyObject *m, PyObject *args) {
+  int dev;
+  if (!PyArg_ParseTuple(args, "i:get_primary_ctx_state", &dev))
+    return NULL;
+  int32_t active = 0;
+  aclError r = aclrtGetPrimaryCtxState(dev, NULL, &active);
+  return Py_BuildValue("(ii)", (int)active, (int)r);
+}
+
+/* device_get_host_atomic_capabilities(operations, device_id) ->
+ * (capabilities, ret): operations is a sequence of
+ * ACL_RT_ATOMIC_OPERATION_* (its length is the C call's count), the result
+ * a list of ACL_RT_ATOMIC_CAPABILITY_* bit sets, one per operation (zeros
+ * when the call fails: ACL leaves the output untouched). */
+static PyObject *c_device_get_host_atomic_capabilities(PyObject *m,
+                                                       PyObject *args) {
+  PyObject *ops_o;
+  int dev;
+  if (!PyArg_ParseTuple(args, "Oi:device_get_host_atomic_capabilities",
+                        &ops_o, &dev))
+    return NULL;
+  void *ops;
+  Py_ssize_t n;
+  if (!seq_to_array(ops_o, "operations must be a sequence of ints",
+                    sizeof(uint32_t), conv_u32, &ops, &n))
+    return NULL;
+  uint32_t *caps = PyMem_Calloc((size_t)(n ? n : 1), sizeof *caps);
+  if (!caps) {
+    PyMem_Free(ops);
+    return PyErr_NoMemory();
+  }
+  /* aclrtAtomicOperation is an enum of int size holding the given bits. */
+  aclError r = aclrtDeviceGetHostAtomicCapabilities(
+      caps, (const aclrtAtomicOperation *)ops, (uint32_t)n, dev);
+  PyMem_Free(ops);
+  PyObject *l = PyList_New(n);
+  for (Py_ssize_t i = 0; l && i < n; i++) {
+    PyObject *v = PyLong_FromUnsignedLong(caps[i]);
+    if (!v) {
+      Py_CLEAR(l);
+      break;
+    }
+    PyList_SET_ITEM(l, i, v);
+  }
+  PyMem_Free(caps);
+  if (!l)
+    return NULL;
+  return Py_BuildValue("(Ni)", l, (int)r);
+}
+
 /* Added to evrt.acl.rt by evrtpy_acl_init. */
 PyMethodDef evrtpy_acl_rt_device_methods[] = {
     MV(set_device, r_set_device),
@@ -352,6 +405,9 @@ PyMethodDef evrtpy_acl_rt_device_methods[] = {
     MV(device_disable_peer_access, c_device_disable_peer_access),
     MV(device_peer_access_status, c_device_peer_access_status),
     MV(get_mem_info, c_get_mem_info),
+    MV(get_primary_ctx_state, c_get_primary_ctx_state),
+    MV(device_get_host_atomic_capabilities,
+       c_device_get_host_atomic_capabilities),
     {NULL, NULL, 0, NULL}};
 
 #endif /* EVRTPY_HAVE_ACL */

@@ -386,6 +386,33 @@ static PyObject *c_memcpy_async_with_desc(PyObject *m, PyObject *args) {
 }
 
 /* Added to evrt.acl.rt by evrtpy_acl_init. */
+/* check_mem_type(addr_list, mem_type, reserve=0) -> (check_result, ret):
+ * addr_list is a sequence of addresses (its length is the C call's size),
+ * mem_type a set of ACL_RT_MEM_TYPE_* bits; check_result is 1 when every
+ * address is memory of one of those kinds. */
+static PyObject *c_check_mem_type(PyObject *m, PyObject *args) {
+  PyObject *addrs_o;
+  unsigned mem_type, reserve = 0;
+  if (!PyArg_ParseTuple(args, "OI|I:check_mem_type", &addrs_o, &mem_type,
+                        &reserve))
+    return NULL;
+  void *addrs;
+  Py_ssize_t n;
+  if (!seq_to_array(addrs_o, "addr_list must be a sequence of ints",
+                    sizeof(void *), conv_ptr, &addrs, &n))
+    return NULL;
+  if (n > (Py_ssize_t)UINT32_MAX) {
+    PyMem_Free(addrs);
+    PyErr_SetString(PyExc_OverflowError, "addr_list is too long");
+    return NULL;
+  }
+  uint32_t result = 0;
+  aclError r = aclrtCheckMemType((void **)addrs, (uint32_t)n, mem_type,
+                                 &result, reserve);
+  PyMem_Free(addrs);
+  return Py_BuildValue("(Ii)", (unsigned)result, (int)r);
+}
+
 PyMethodDef evrtpy_acl_rt_memory_methods[] = {
     MV(malloc, r_malloc),
     MV(malloc_host, r_malloc_host),
@@ -412,6 +439,7 @@ PyMethodDef evrtpy_acl_rt_memory_methods[] = {
     MV(get_memcpy_desc_size, c_get_memcpy_desc_size),
     MV(set_memcpy_desc, c_set_memcpy_desc),
     MV(memcpy_async_with_desc, c_memcpy_async_with_desc),
+    MV(check_mem_type, c_check_mem_type),
     {NULL, NULL, 0, NULL}};
 
 #endif /* EVRTPY_HAVE_ACL */

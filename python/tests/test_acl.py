@@ -259,6 +259,74 @@ def test_memory_copy():
     rt.destroy_stream(stream)
 
 
+
+def _libc_map(prot):
+    """A private anonymous page with protection `prot`, as an int address
+    (ctypes gives no address of a read-only mmap object)."""
+    import ctypes
+    import mmap
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
+                          ctypes.c_int, ctypes.c_int, ctypes.c_long]
+    p = libc.mmap(None, mmap.PAGESIZE, prot,
+                  mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
+    assert p not in (None, ctypes.c_void_p(-1).value), ctypes.get_errno()
+    return libc, p
+
+
+def test_memset_memcpy_take_plain_host_memory():
+    """CANN's aclrtMemset and the host sides of aclrtMemcpy take any host
+    memory of the process (docs/acl.md, "Host memory the layer did not
+    allocate"): from Python, a ctypes buffer's address."""
+    import ctypes
+    buf = ctypes.create_string_buffer(16)
+    addr = ctypes.addressof(buf)
+    assert rt.memset(addr, 16, 0x41, 10) == 0
+    assert buf.raw == b"A" * 10 + b"\0" * 6
+    src = b"hello"
+    assert rt.memcpy(addr, 16, acl.util.bytes_to_ptr(src), 5,
+                     acl.ACL_MEMCPY_HOST_TO_HOST) == 0
+    assert buf.raw[:10] == b"helloAAAAA"
+    dev = ok(rt.malloc(16, acl.ACL_MEM_MALLOC_HUGE_FIRST))
+    assert rt.memcpy(dev, 16, addr, 16, acl.ACL_MEMCPY_HOST_TO_DEVICE) == 0
+    back = ctypes.create_string_buffer(16)
+    assert rt.memcpy(ctypes.addressof(back), 16, dev, 16,
+                     acl.ACL_MEMCPY_DEVICE_TO_HOST) == 0
+    assert back.raw == buf.raw
+    # the async fill runs later: only the layer's memory (100000, unchanged)
+    stream = ok(rt.create_stream())
+    assert rt.memset_async(addr, 16, 0x42, 16, stream) == \
+        acl.ACL_ERROR_INVALID_PARAM
+    assert rt.synchronize_stream(stream) == 0
+    assert buf.raw[:10] == b"helloAAAAA"
+    assert rt.destroy_stream(stream) == 0
+    assert rt.free(dev) == 0
+
+
+def test_memset_memcpy_refuse_unwritable_host_memory():
+    """A read-only or inaccessible host page is ACL's invalid parameter, with
+    nothing written, instead of a crash."""
+    import mmap
+    libc, ro = _libc_map(mmap.PROT_READ)
+    _, none = _libc_map(0)   # PROT_NONE (mmap has no name for it)
+    try:
+        assert rt.memset(ro, 8, 0x41, 8) == acl.ACL_ERROR_INVALID_PARAM
+        assert acl.util.ptr_to_bytes(ro, 8) == b"\0" * 8
+        src = acl.util.bytes_to_ptr(b"12345678")
+        assert rt.memcpy(ro, 8, src, 8, acl.ACL_MEMCPY_HOST_TO_HOST) == \
+            acl.ACL_ERROR_INVALID_PARAM
+        assert acl.util.ptr_to_bytes(ro, 8) == b"\0" * 8
+        assert rt.memset(none, 8, 0x41, 8) == acl.ACL_ERROR_INVALID_PARAM
+        dev = ok(rt.malloc(8, acl.ACL_MEM_MALLOC_HUGE_FIRST))
+        assert rt.memcpy(dev, 8, none, 8, acl.ACL_MEMCPY_HOST_TO_DEVICE) == \
+            acl.ACL_ERROR_INVALID_PARAM
+        assert rt.free(dev) == 0
+    finally:
+        libc.munmap(ro, mmap.PAGESIZE)
+        libc.munmap(none, mmap.PAGESIZE)
+
+
 def _acl_child(handle, q):
     from evrt import acl as a
     try:

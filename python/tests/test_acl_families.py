@@ -162,6 +162,52 @@ def test_device_queries():
     assert ret == acl.ACL_ERROR_RT_PARAM_INVALID
 
 
+
+def test_primary_ctx_state():
+    assert ok(rt.get_primary_ctx_state(0)) == 1     # set by the fixture
+    last = device_count() - 1
+    if last > 0:
+        assert ok(rt.get_primary_ctx_state(last)) == 0
+        assert rt.set_device(last) == 0
+        assert ok(rt.get_primary_ctx_state(last)) == 1
+        assert rt.set_device(0) == 0
+        assert rt.reset_device(last) == 0
+        assert ok(rt.get_primary_ctx_state(last)) == 0
+    assert rt.get_primary_ctx_state(-1) == (
+        0, acl.ACL_ERROR_RT_INVALID_DEVICEID)
+    assert rt.get_primary_ctx_state(device_count()) == (
+        0, acl.ACL_ERROR_RT_INVALID_DEVICEID)
+    with pytest.raises(TypeError):
+        rt.get_primary_ctx_state("0")
+
+
+def test_host_atomic_capabilities():
+    ops = [acl.ACL_RT_ATOMIC_OPERATION_INTEGER_ADD,
+           acl.ACL_RT_ATOMIC_OPERATION_CAS,
+           acl.ACL_RT_ATOMIC_OPERATION_FLOAT_MAX,
+           acl.ACL_RT_ATOMIC_OPERATION_SIMD_SCALAR_EXCH]
+    # the Ascend910B3 the device poses as has no host atomics (docs/acl.md)
+    assert ok(rt.device_get_host_atomic_capabilities(ops, 0)) == [0] * 4
+    assert ok(rt.device_get_host_atomic_capabilities(tuple(ops[:1]), 0)) \
+        == [0]
+    assert acl.ACL_RT_ATOMIC_CAPABILITY_REDUCTION == 1 << 2
+    assert acl.ACL_RT_ATOMIC_OPERATION_SIMD_SCALAR_EXCH == 44
+    param = acl.ACL_ERROR_RT_PARAM_INVALID
+    assert rt.device_get_host_atomic_capabilities([], 0) == ([], param)
+    assert rt.device_get_host_atomic_capabilities(
+        [acl.ACL_RT_ATOMIC_OPERATION_SIMD_SCALAR_EXCH + 1], 0) == ([0], param)
+    assert rt.device_get_host_atomic_capabilities(ops, -1) == (
+        [0] * 4, acl.ACL_ERROR_RT_INVALID_DEVICEID)
+    with pytest.raises(TypeError):
+        rt.device_get_host_atomic_capabilities(0, 0)
+    with pytest.raises(TypeError):
+        rt.device_get_host_atomic_capabilities(["add"], 0)
+    with pytest.raises(OverflowError):
+        rt.device_get_host_atomic_capabilities([-1], 0)
+    with pytest.raises(OverflowError):
+        rt.device_get_host_atomic_capabilities([1 << 32], 0)
+
+
 def test_device_res_limits():
     cube = acl.ACL_RT_DEV_RES_CUBE_CORE
     assert ok(rt.get_device_res_limit(0, cube)) == 20
@@ -367,6 +413,34 @@ def test_virtual_memory():
         rt.malloc_physical(g, {"handleType": 0}, 0)
     with pytest.raises(TypeError):
         rt.mem_set_pid_to_shareable_handle(sh, (pid,))
+
+
+
+def test_check_mem_type():
+    dev = ok(rt.malloc(64, acl.ACL_MEM_MALLOC_HUGE_FIRST))
+    dev2 = ok(rt.malloc(64, acl.ACL_MEM_MALLOC_HUGE_FIRST))
+    host = ok(rt.malloc_host(64))
+    va = ok(rt.reserve_mem_address(2 * 1024 * 1024, 0, 0, 0))
+    DEV, RSVD = acl.ACL_RT_MEM_TYPE_DEV, acl.ACL_RT_MEM_TYPE_RSVD
+    assert ok(rt.check_mem_type([dev, dev2 + 8], DEV)) == 1
+    assert ok(rt.check_mem_type((dev,), DEV, 0)) == 1
+    assert ok(rt.check_mem_type([dev, host], DEV)) == 0
+    assert ok(rt.check_mem_type([va], DEV)) == 0
+    assert ok(rt.check_mem_type([va], RSVD)) == 1
+    assert ok(rt.check_mem_type([dev, va], DEV | RSVD)) == 1
+    assert ok(rt.check_mem_type([dev], acl.ACL_RT_MEM_TYPE_DVPP)) == 0
+    param = acl.ACL_ERROR_RT_PARAM_INVALID
+    assert rt.check_mem_type([], DEV) == (0, param)
+    assert rt.check_mem_type([dev], 0x1) == (0, param)
+    assert rt.check_mem_type([dev], DEV, 1) == (0, param)
+    with pytest.raises(TypeError):
+        rt.check_mem_type(dev, DEV)
+    with pytest.raises(TypeError):
+        rt.check_mem_type(["x"], DEV)
+    assert rt.release_mem_address(va) == 0
+    assert rt.free_host(host) == 0
+    assert rt.free(dev) == 0 and rt.free(dev2) == 0
+    assert ok(rt.check_mem_type([dev], DEV)) == 0   # freed
 
 
 # -------------------------------------------------------- built-in tasks

@@ -49,6 +49,13 @@ static inline PyObject *ptr_ret(void *p, aclError ret) {
   return Py_BuildValue("(Ni)", h, (int)ret);
 }
 
+/* (handle, ret) of a call whose one argument is a handle output. */
+static inline PyObject *ptr_out_ret(aclError (*fn)(void **)) {
+  void *p = NULL;
+  aclError r = fn(&p);
+  return ptr_ret(p, r);
+}
+
 /* The two for acl_mdl.c (evrt_module.h). */
 
 #define RET(expr) return PyLong_FromLong((long)(expr))

@@ -227,6 +227,12 @@ static const struct named cover_constants[] = {
     C(ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM),
     C(ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED),
     C(ACL_MEMCPY_INNER_DEVICE_TO_DEVICE),
+    /* aclrtLastErrLevel, aclrtDeviceLimit */
+    C(ACL_RT_THREAD_LEVEL), C(ACL_RT_DEV_LIMIT_SIMT_STACK_SIZE),
+    C(ACL_RT_DEV_LIMIT_SIMT_DVG_WARP_STACK_SIZE),
+    C(ACL_RT_DEV_LIMIT_SIMD_STACK_SIZE),
+    C(ACL_RT_DEV_LIMIT_SIMD_PRINTF_FIFO_SIZE_PER_CORE),
+    C(ACL_RT_DEV_LIMIT_SIMT_PRINTF_FIFO_SIZE),
     /* aclrtCheckMemType's memType bits */
     C(ACL_RT_MEM_TYPE_DEV), C(ACL_RT_MEM_TYPE_DVPP), C(ACL_RT_MEM_TYPE_RSVD),
     /* aclrtAtomicOperation, aclrtAtomicOperationCapability (by suffix) */

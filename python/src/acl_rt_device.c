@@ -246,6 +246,8 @@ ID_MAP_FN(get_logic_dev_id_by_user_dev_id, aclrtGetLogicDevIdByUserDevId)
 ID_MAP_FN(get_user_dev_id_by_logic_dev_id, aclrtGetUserDevIdByLogicDevId)
 ID_MAP_FN(get_logic_dev_id_by_phy_dev_id, aclrtGetLogicDevIdByPhyDevId)
 ID_MAP_FN(get_phy_dev_id_by_logic_dev_id, aclrtGetPhyDevIdByLogicDevId)
+ID_MAP_FN(get_user_dev_id_by_phy_dev_id, aclrtGetUserDevIdByPhyDevId)
+ID_MAP_FN(get_phy_dev_id_by_user_dev_id, aclrtGetPhyDevIdByUserDevId)
 #undef ID_MAP_FN
 
 /* device_get_uuid(device_id) -> ({"bytes": [16 ints]}, ret) (0..255). */
@@ -370,6 +372,66 @@ static PyObject *c_device_get_host_atomic_capabilities(PyObject *m,
   return Py_BuildValue("(Ni)", l, (int)r);
 }
 
+/* ctx_get_current_default_stream() -> (stream, ret): the current context's
+ * default stream as its handle value (0, NULL, names it too). */
+static PyObject *c_ctx_get_current_default_stream(PyObject *m,
+                                                  PyObject *unused) {
+  /* aclrtStream * is void ** */
+  return ptr_out_ret(aclrtCtxGetCurrentDefaultStream);
+}
+
+/* device_get_pci_bus_id(device_id) -> (str, ret) ("" on failure). */
+static PyObject *c_device_get_pci_bus_id(PyObject *m, PyObject *args) {
+  int dev;
+  if (!PyArg_ParseTuple(args, "i:device_get_pci_bus_id", &dev))
+    return NULL;
+  char buf[64] = "";
+  aclError r = aclrtDeviceGetPCIBusId(dev, buf, (int32_t)sizeof buf);
+  return Py_BuildValue("(si)", r == ACL_SUCCESS ? buf : "", (int)r);
+}
+
+/* device_get_by_pci_bus_id(str) -> (device_id, ret). */
+static PyObject *c_device_get_by_pci_bus_id(PyObject *m, PyObject *args) {
+  const char *bus;
+  if (!PyArg_ParseTuple(args, "s:device_get_by_pci_bus_id", &bus))
+    return NULL;
+  int32_t dev = -1;
+  aclError r = aclrtDeviceGetByPCIBusId(bus, &dev);
+  return Py_BuildValue("(ii)", (int)dev, (int)r);
+}
+
+/* check_arch_compatibility(soc_version) -> (can_compatible, ret). */
+static PyObject *c_check_arch_compatibility(PyObject *m, PyObject *args) {
+  const char *soc;
+  if (!PyArg_ParseTuple(args, "s:check_arch_compatibility", &soc))
+    return NULL;
+  int32_t can = 0;
+  aclError r = aclrtCheckArchCompatibility(soc, &can);
+  return Py_BuildValue("(ii)", (int)can, (int)r);
+}
+
+/* device_set_limit(limit, value) -> ret; device_get_limit(limit) ->
+ * (value, ret): acl.ACL_RT_DEV_LIMIT_*, of the current device. */
+static PyObject *c_device_set_limit(PyObject *m, PyObject *args) {
+  int limit;
+  PyObject *vo;
+  if (!PyArg_ParseTuple(args, "iO:device_set_limit", &limit, &vo))
+    return NULL;
+  size_t v;
+  if (!cv_size(vo, &v))
+    return NULL;
+  RET(aclrtDeviceSetLimit((aclrtDeviceLimit)limit, v));
+}
+
+static PyObject *c_device_get_limit(PyObject *m, PyObject *args) {
+  int limit;
+  if (!PyArg_ParseTuple(args, "i:device_get_limit", &limit))
+    return NULL;
+  size_t v = 0;
+  aclError r = aclrtDeviceGetLimit((aclrtDeviceLimit)limit, &v);
+  return u64_ret((uint64_t)v, r);
+}
+
 /* Added to evrt.acl.rt by evrtpy_acl_init. */
 PyMethodDef evrtpy_acl_rt_device_methods[] = {
     MV(set_device, r_set_device),
@@ -408,6 +470,14 @@ PyMethodDef evrtpy_acl_rt_device_methods[] = {
     MV(get_primary_ctx_state, c_get_primary_ctx_state),
     MV(device_get_host_atomic_capabilities,
        c_device_get_host_atomic_capabilities),
+    MV(get_user_dev_id_by_phy_dev_id, c_get_user_dev_id_by_phy_dev_id),
+    MV(get_phy_dev_id_by_user_dev_id, c_get_phy_dev_id_by_user_dev_id),
+    M0(ctx_get_current_default_stream, c_ctx_get_current_default_stream),
+    MV(device_get_pci_bus_id, c_device_get_pci_bus_id),
+    MV(device_get_by_pci_bus_id, c_device_get_by_pci_bus_id),
+    MV(check_arch_compatibility, c_check_arch_compatibility),
+    MV(device_set_limit, c_device_set_limit),
+    MV(device_get_limit, c_device_get_limit),
     {NULL, NULL, 0, NULL}};
 
 #endif /* EVRTPY_HAVE_ACL */

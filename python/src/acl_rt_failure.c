@@ -402,6 +402,24 @@ static PyObject *r_set_op_execute_timeout(PyObject *m, PyObject *args) {
   RET(aclrtSetOpExecuteTimeOut(t));
 }
 
+/* One int argument, ret only: set_op_wait_timeout(s),
+ * set_op_execute_timeout_with_ms(ms), and get_last_error(level) /
+ * peek_at_last_error(level) (acl.ACL_RT_THREAD_LEVEL; get clears the code,
+ * peek leaves it). */
+#define ONE_ARG_FN(pyname, fmt, ctype, cfn)                                    \
+  static PyObject *c_##pyname(PyObject *m, PyObject *args) {                   \
+    ctype v;                                                                   \
+    if (!PyArg_ParseTuple(args, fmt ":" #pyname, &v))                          \
+      return NULL;                                                             \
+    RET(cfn(v));                                                               \
+  }
+ONE_ARG_FN(set_op_wait_timeout, "I", unsigned, aclrtSetOpWaitTimeout)
+ONE_ARG_FN(set_op_execute_timeout_with_ms, "I", unsigned,
+           aclrtSetOpExecuteTimeOutWithMs)
+ONE_ARG_FN(get_last_error, "i", int, aclrtGetLastError)
+ONE_ARG_FN(peek_at_last_error, "i", int, aclrtPeekAtLastError)
+#undef ONE_ARG_FN
+
 static PyObject *r_set_op_execute_timeout_v2(PyObject *m, PyObject *args) {
   unsigned long long t;
   if (!PyArg_ParseTuple(args, "K:set_op_execute_timeout_v2", &t))
@@ -460,6 +478,10 @@ PyMethodDef evrtpy_acl_rt_failure_methods[] = {
     MV(ipc_mem_close, r_ipc_mem_close),
     MV(set_op_execute_timeout, r_set_op_execute_timeout),
     MV(set_op_execute_timeout_v2, r_set_op_execute_timeout_v2),
+    MV(set_op_wait_timeout, c_set_op_wait_timeout),
+    MV(set_op_execute_timeout_with_ms, c_set_op_execute_timeout_with_ms),
+    MV(get_last_error, c_get_last_error),
+    MV(peek_at_last_error, c_peek_at_last_error),
     M0(get_op_timeout_interval, r_get_op_timeout_interval),
     M0(get_op_execute_timeout, r_get_op_execute_timeout),
     {NULL, NULL, 0, NULL}};

@@ -386,6 +386,37 @@ static PyObject *c_memcpy_async_with_desc(PyObject *m, PyObject *args) {
 }
 
 /* Added to evrt.acl.rt by evrtpy_acl_init. */
+/* free_with_dev_sync(ptr) / free_host_with_dev_sync(ptr) -> ret: they
+ * synchronize the block's device first, so the GIL is released (a Python
+ * host function queued there must be able to run). */
+#define FREE_SYNC_FN(pyname, cfn)                                              \
+  static PyObject *c_##pyname(PyObject *m, PyObject *args) {                   \
+    void *p;                                                                   \
+    if (!PyArg_ParseTuple(args, "O&:" #pyname, to_ptr, &p))                    \
+      return NULL;                                                             \
+    aclError r;                                                                \
+    Py_BEGIN_ALLOW_THREADS                                                     \
+    r = cfn(p);                                                                \
+    Py_END_ALLOW_THREADS                                                       \
+    RET(r);                                                                    \
+  }
+FREE_SYNC_FN(free_with_dev_sync, aclrtFreeWithDevSync)
+FREE_SYNC_FN(free_host_with_dev_sync, aclrtFreeHostWithDevSync)
+#undef FREE_SYNC_FN
+
+/* mem_get_address_range(ptr) -> (base, size, ret): the reserved range
+ * holding ptr. */
+static PyObject *c_mem_get_address_range(PyObject *m, PyObject *args) {
+  void *p;
+  if (!PyArg_ParseTuple(args, "O&:mem_get_address_range", to_ptr, &p))
+    return NULL;
+  void *base = NULL;
+  size_t size = 0;
+  aclError r = aclrtMemGetAddressRange(p, &base, &size);
+  return Py_BuildValue("(Nni)", PyLong_FromVoidPtr(base), (Py_ssize_t)size,
+                       (int)r);
+}
+
 /* check_mem_type(addr_list, mem_type, reserve=0) -> (check_result, ret):
  * addr_list is a sequence of addresses (its length is the C call's size),
  * mem_type a set of ACL_RT_MEM_TYPE_* bits; check_result is 1 when every
@@ -440,6 +471,9 @@ PyMethodDef evrtpy_acl_rt_memory_methods[] = {
     MV(set_memcpy_desc, c_set_memcpy_desc),
     MV(memcpy_async_with_desc, c_memcpy_async_with_desc),
     MV(check_mem_type, c_check_mem_type),
+    MV(mem_get_address_range, c_mem_get_address_range),
+    MV(free_with_dev_sync, c_free_with_dev_sync),
+    MV(free_host_with_dev_sync, c_free_host_with_dev_sync),
     {NULL, NULL, 0, NULL}};
 
 #endif /* EVRTPY_HAVE_ACL */

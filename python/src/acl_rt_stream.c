@@ -112,6 +112,31 @@ static PyObject *r_stream_get_id(PyObject *m, PyObject *args) {
   return Py_BuildValue("(ii)", (int)id, (int)r);
 }
 
+/* stream_get_priority(stream) / stream_get_flags(stream) -> (value, ret):
+ * what the stream was created with. */
+#define STREAM_U32_FN(pyname, cfn)                                             \
+  static PyObject *c_##pyname(PyObject *m, PyObject *args) {                   \
+    void *s;                                                                   \
+    if (!PyArg_ParseTuple(args, "O&:" #pyname, to_ptr, &s))                    \
+      return NULL;                                                             \
+    uint32_t v = 0;                                                            \
+    aclError r = cfn(s, &v);                                                   \
+    return Py_BuildValue("(Ii)", (unsigned)v, (int)r);                         \
+  }
+STREAM_U32_FN(stream_get_priority, aclrtStreamGetPriority)
+STREAM_U32_FN(stream_get_flags, aclrtStreamGetFlags)
+#undef STREAM_U32_FN
+
+/* stream_wait_event_with_flag(stream, event, timeout_s, flag) -> ret. */
+static PyObject *c_stream_wait_event_with_flag(PyObject *m, PyObject *args) {
+  void *s, *e;
+  unsigned t, flag;
+  if (!PyArg_ParseTuple(args, "O&O&II:stream_wait_event_with_flag", to_ptr,
+                        &s, to_ptr, &e, &t, &flag))
+    return NULL;
+  RET(aclrtStreamWaitEventWithFlag(s, e, t, flag));
+}
+
 static PyObject *r_set_stream_failure_mode(PyObject *m, PyObject *args) {
   void *s;
   unsigned long long mode;
@@ -255,6 +280,9 @@ PyMethodDef evrtpy_acl_rt_stream_methods[] = {
     MV(stream_wait_event, r_stream_wait_event),
     MV(stream_wait_event_with_timeout, r_stream_wait_event_with_timeout),
     MV(stream_get_id, r_stream_get_id),
+    MV(stream_get_priority, c_stream_get_priority),
+    MV(stream_get_flags, c_stream_get_flags),
+    MV(stream_wait_event_with_flag, c_stream_wait_event_with_flag),
     MV(set_stream_failure_mode, r_set_stream_failure_mode),
     M0(get_stream_available_num, r_get_stream_available_num),
     MV(set_stream_overflow_switch, c_set_stream_overflow_switch),

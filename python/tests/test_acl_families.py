@@ -4,6 +4,8 @@ names, argument orders and (outputs..., ret) tuples."""
 import ctypes
 import mmap
 import struct
+import threading
+import time
 
 import pytest
 
@@ -179,6 +181,61 @@ def test_primary_ctx_state():
         0, acl.ACL_ERROR_RT_INVALID_DEVICEID)
     with pytest.raises(TypeError):
         rt.get_primary_ctx_state("0")
+
+
+
+def test_current_default_stream():
+    s = ok(rt.ctx_get_current_default_stream())
+    assert s != 0
+    assert rt.synchronize_stream(s) == 0
+    ev = ok(rt.create_event())
+    assert rt.record_event(ev, s) == 0 and rt.synchronize_event(ev) == 0
+    assert rt.destroy_event(ev) == 0
+    other = []
+    t = threading.Thread(
+        target=lambda: other.append(rt.ctx_get_current_default_stream()))
+    t.start()
+    t.join()
+    assert other == [(0, acl.ACL_ERROR_RT_CONTEXT_NULL)]  # no device set
+
+
+def test_pci_bus_ids_and_arch_compatibility():
+    for dev in range(device_count()):
+        bus = ok(rt.device_get_pci_bus_id(dev))
+        assert len(bus) == 12 and bus.startswith("0000:") \
+            and bus.endswith(":00.0"), bus
+        assert ok(rt.device_get_by_pci_bus_id(bus)) == dev
+        assert ok(rt.get_user_dev_id_by_phy_dev_id(dev)) == dev
+        assert ok(rt.get_phy_dev_id_by_user_dev_id(dev)) == dev
+    assert rt.device_get_pci_bus_id(device_count()) == (
+        "", acl.ACL_ERROR_RT_INVALID_DEVICEID)
+    assert rt.get_phy_dev_id_by_user_dev_id(64)[1] == \
+        acl.ACL_ERROR_RT_INVALID_DEVICEID
+    assert rt.device_get_by_pci_bus_id("zz")[1] == \
+        acl.ACL_ERROR_RT_PARAM_INVALID
+    with pytest.raises(TypeError):
+        rt.device_get_by_pci_bus_id(1)
+    assert ok(rt.check_arch_compatibility(acl.get_soc_name())) == 1
+    assert rt.check_arch_compatibility("NoSuchSoc")[1] == \
+        acl.ACL_ERROR_RT_PARAM_INVALID
+
+
+def test_device_limits():
+    simd = acl.ACL_RT_DEV_LIMIT_SIMD_STACK_SIZE
+    before = ok(rt.device_get_limit(simd))
+    try:
+        assert rt.device_set_limit(simd, before + 1) == 0
+        after = ok(rt.device_get_limit(simd))
+        assert after > before                      # rounded up, not lost
+    finally:
+        assert rt.device_set_limit(simd, before) == 0
+    assert ok(rt.device_get_limit(simd)) == before
+    assert rt.device_set_limit(acl.ACL_RT_DEV_LIMIT_SIMT_STACK_SIZE, 1024) \
+        == acl.ACL_ERROR_RT_FEATURE_NOT_SUPPORT
+    assert ok(rt.device_get_limit(simd)) == before
+    assert rt.device_get_limit(99)[1] == acl.ACL_ERROR_INVALID_PARAM
+    with pytest.raises(OverflowError):
+        rt.device_set_limit(simd, -1)
 
 
 def test_host_atomic_capabilities():
@@ -441,6 +498,64 @@ def test_check_mem_type():
     assert rt.free_host(host) == 0
     assert rt.free(dev) == 0 and rt.free(dev2) == 0
     assert ok(rt.check_mem_type([dev], DEV)) == 0   # freed
+
+
+
+def test_stream_priority_flags_and_wait_with_flag():
+    s = ok(rt.create_stream_with_config(3, acl.ACL_STREAM_FAST_LAUNCH))
+    assert ok(rt.stream_get_priority(s)) == 3
+    assert ok(rt.stream_get_flags(s)) == acl.ACL_STREAM_FAST_LAUNCH
+    assert rt.stream_get_priority(0) == (0, 0)
+    assert rt.stream_get_flags(0) == (0, 0)
+    s2 = ok(rt.create_stream())
+    ev = ok(rt.create_event())
+    order = []
+    rt.launch_host_func(s, lambda _: (time.sleep(0.05), order.append(1)),
+                        None)
+    assert rt.record_event(ev, s) == 0
+    assert rt.stream_wait_event_with_flag(
+        s2, ev, 0, acl.ACL_EVENT_WAIT_DEFAULT) == 0
+    rt.launch_host_func(s2, order.append, 2)
+    assert rt.synchronize_stream(s2) == 0
+    assert order == [1, 2]
+    assert rt.stream_wait_event_with_flag(s2, ev, 0, 0x8) == \
+        acl.ACL_ERROR_INVALID_PARAM
+    assert rt.destroy_event(ev) == 0
+    for h in (s, s2):
+        assert rt.destroy_stream(h) == 0
+    assert rt.stream_get_priority(s)[1] == acl.ACL_ERROR_RT_INVALID_HANDLE
+    assert rt.stream_get_flags(s)[1] == acl.ACL_ERROR_RT_INVALID_HANDLE
+
+
+def test_free_with_dev_sync_waits_for_the_device():
+    s = ok(rt.create_stream())
+    dev = ok(rt.malloc(64, acl.ACL_MEM_MALLOC_HUGE_FIRST))
+    host = ok(rt.malloc_host(64))
+    done = []
+    # a Python host function still queued: the free must wait for it (and
+    # so release the GIL it needs)
+    rt.launch_host_func(s, lambda _: (time.sleep(0.05), done.append(1)), None)
+    assert rt.free_with_dev_sync(dev) == 0
+    assert done == [1]
+    rt.launch_host_func(s, lambda _: (time.sleep(0.05), done.append(2)), None)
+    assert rt.free_host_with_dev_sync(host) == 0
+    assert done == [1, 2]
+    # freed already: refused, as aclrtFree refuses it
+    assert rt.free_with_dev_sync(dev) == acl.ACL_ERROR_RT_PARAM_INVALID
+    assert rt.free_host_with_dev_sync(host) == acl.ACL_ERROR_RT_PARAM_INVALID
+    with pytest.raises(TypeError):
+        rt.free_with_dev_sync("p")
+    assert rt.destroy_stream(s) == 0
+
+
+def test_mem_get_address_range():
+    size = 2 * 1024 * 1024
+    va = ok(rt.reserve_mem_address(2 * size, 0, 0, 0))
+    assert ok(rt.mem_get_address_range(va + 5)) == (va, 2 * size)
+    assert ok(rt.mem_get_address_range(va + size)) == (va, 2 * size)
+    assert rt.release_mem_address(va) == 0
+    base, n, ret = rt.mem_get_address_range(va + 5)
+    assert ret != 0 and (base, n) == (0, 0)
 
 
 # -------------------------------------------------------- built-in tasks

@@ -143,6 +143,29 @@ def test_operator_timeouts_follow_cann_quantization():
     assert ok(rt.set_op_execute_timeout_v2(interval + 1)) == 2 * interval
     assert rt.set_op_execute_timeout(1) == 0
     assert ok(rt.get_op_execute_timeout()) == interval // 1000
+    # the millisecond form: 1 ms rounds up to one interval, as 1 s does
+    assert rt.set_op_execute_timeout_with_ms(1) == 0
+    assert ok(rt.get_op_execute_timeout()) == interval // 1000
+    assert rt.set_op_execute_timeout_with_ms(interval // 1000 + 1) == 0
+    assert ok(rt.get_op_execute_timeout()) == 2 * interval // 1000
+    assert rt.set_op_wait_timeout(5) == 0
+    with pytest.raises(TypeError):
+        rt.set_op_wait_timeout("5")
+
+
+def test_last_error_get_and_peek():
+    level = acl.ACL_RT_THREAD_LEVEL
+    assert rt.get_last_error(level) in (0,) + tuple(range(100000, 600000))
+    assert rt.peek_at_last_error(level) == acl.ACL_SUCCESS
+    assert rt.query_device_status(-1)[1] == acl.ACL_ERROR_RT_INVALID_DEVICEID
+    assert rt.peek_at_last_error(level) == acl.ACL_ERROR_RT_INVALID_DEVICEID
+    assert rt.peek_at_last_error(level) == acl.ACL_ERROR_RT_INVALID_DEVICEID
+    assert rt.get_last_error(level) == acl.ACL_ERROR_RT_INVALID_DEVICEID
+    assert rt.peek_at_last_error(level) == acl.ACL_SUCCESS
+    assert rt.get_last_error(level + 1) == acl.ACL_ERROR_INVALID_PARAM
+    assert rt.peek_at_last_error(level + 1) == acl.ACL_ERROR_INVALID_PARAM
+    with pytest.raises(TypeError):
+        rt.get_last_error(None)
 
 
 def test_ipc_memory_conventions():

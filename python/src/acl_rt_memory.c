@@ -104,6 +104,29 @@ static PyObject *r_memset_async(PyObject *m, PyObject *args) {
   RET(aclrtMemsetAsync(p, (size_t)max, value, (size_t)count, s));
 }
 
+/* memset_d32(ptr, mem_size, value, count) and memset_d32_async(...,
+ * stream) -> ret: count 32-bit words of value (not in pyACL; named by its
+ * rule). */
+static PyObject *c_memset_d32(PyObject *m, PyObject *args) {
+  void *p;
+  size_t size, count;
+  unsigned value;
+  if (!PyArg_ParseTuple(args, "O&O&IO&:memset_d32", to_ptr, &p, cv_size,
+                        &size, &value, cv_size, &count))
+    return NULL;
+  RET(aclrtMemsetD32(p, size, value, count));
+}
+
+static PyObject *c_memset_d32_async(PyObject *m, PyObject *args) {
+  void *p, *s;
+  size_t size, count;
+  unsigned value;
+  if (!PyArg_ParseTuple(args, "O&O&IO&O&:memset_d32_async", to_ptr, &p,
+                        cv_size, &size, &value, cv_size, &count, to_ptr, &s))
+    return NULL;
+  RET(aclrtMemsetD32Async(p, size, value, count, s));
+}
+
 /* ------------------------------------------------------- rt: memory */
 
 #define MALLOC_POLICY_FN(pyname, cfn)                                          \
@@ -453,6 +476,8 @@ PyMethodDef evrtpy_acl_rt_memory_methods[] = {
     MV(memset, r_memset),
     MV(memcpy_async, r_memcpy_async),
     MV(memset_async, r_memset_async),
+    MV(memset_d32, c_memset_d32),
+    MV(memset_d32_async, c_memset_d32_async),
     MV(malloc_cached, c_malloc_cached),
     MV(malloc_align32, c_malloc_align32),
     MV(mem_flush, c_mem_flush),

@@ -37,16 +37,43 @@ static int phys_prop(PyObject *d, aclrtPhysicalMemProp *p) {
   return 1;
 }
 
-static PyObject *c_reserve_mem_address(PyObject *m, PyObject *args) {
+/* reserve_mem_address(size, alignment, expect_ptr, flags) -> (va, ret), and
+ * reserve_mem_address_no_uc_memory with the same arguments: fmt is the
+ * PyArg format (it names the function), fn the call. */
+static PyObject *reserve_with(PyObject *args, const char *fmt,
+                              aclError (*fn)(void **, size_t, size_t, void *,
+                                             uint64_t)) {
   size_t size, align;
   void *expect;
   uint64_t flags;
-  if (!PyArg_ParseTuple(args, "O&O&O&O&:reserve_mem_address", cv_size, &size,
-                        cv_size, &align, to_ptr, &expect, cv_u64, &flags))
+  if (!PyArg_ParseTuple(args, fmt, cv_size, &size, cv_size, &align, to_ptr,
+                        &expect, cv_u64, &flags))
     return NULL;
   void *p = NULL;
-  aclError r = aclrtReserveMemAddress(&p, size, align, expect, flags);
+  aclError r = fn(&p, size, align, expect, flags);
   return ptr_ret(p, r);
+}
+
+static PyObject *c_reserve_mem_address(PyObject *m, PyObject *args) {
+  return reserve_with(args, "O&O&O&O&:reserve_mem_address",
+                      aclrtReserveMemAddress);
+}
+
+static PyObject *c_reserve_mem_address_no_uc_memory(PyObject *m,
+                                                    PyObject *args) {
+  return reserve_with(args, "O&O&O&O&:reserve_mem_address_no_uc_memory",
+                      aclrtReserveMemAddressNoUCMemory);
+}
+
+/* mem_retain_allocation_handle(va) -> (handle, ret): the physical
+ * allocation mapped at va (free it with free_physical). */
+static PyObject *c_mem_retain_allocation_handle(PyObject *m, PyObject *args) {
+  void *va;
+  if (!PyArg_ParseTuple(args, "O&:mem_retain_allocation_handle", to_ptr, &va))
+    return NULL;
+  aclrtDrvMemHandle h = NULL;
+  aclError r = aclrtMemRetainAllocationHandle(va, &h);
+  return ptr_ret(h, r);
 }
 
 static PyObject *c_release_mem_address(PyObject *m, PyObject *args) {
@@ -177,6 +204,8 @@ static PyObject *c_mem_get_allocation_granularity(PyObject *m,
 /* Added to evrt.acl.rt by evrtpy_acl_init. */
 PyMethodDef evrtpy_acl_rt_vmm_methods[] = {
     MV(reserve_mem_address, c_reserve_mem_address),
+    MV(reserve_mem_address_no_uc_memory, c_reserve_mem_address_no_uc_memory),
+    MV(mem_retain_allocation_handle, c_mem_retain_allocation_handle),
     MV(release_mem_address, c_release_mem_address),
     MV(malloc_physical, c_malloc_physical),
     MV(free_physical, c_free_physical),

@@ -398,6 +398,31 @@ def test_memcpy2d_sync_and_async():
     rt.free(dev)
 
 
+
+def test_memset_d32():
+    dev = ok(rt.malloc(16, acl.ACL_MEM_MALLOC_HUGE_FIRST))
+    assert rt.memset_d32(dev, 16, 0x01020304, 4) == 0
+    assert from_dev(dev, 16) == struct.pack("<I", 0x01020304) * 4
+    s = ok(rt.create_stream())
+    assert rt.memset_d32_async(dev, 16, 0xAABBCCDD, 2, s) == 0
+    assert rt.synchronize_stream(s) == 0
+    assert from_dev(dev, 16) == struct.pack("<4I", 0xAABBCCDD, 0xAABBCCDD,
+                                            0x01020304, 0x01020304)
+    before = from_dev(dev, 16)
+    param = acl.ACL_ERROR_INVALID_PARAM
+    assert rt.memset_d32(dev + 1, 15, 1, 2) == param     # not 4-aligned
+    assert rt.memset_d32(dev, 16, 1, 5) == param         # past mem_size
+    buf = ctypes.create_string_buffer(16)                # not ACL memory
+    assert rt.memset_d32(ctypes.addressof(buf), 16, 1, 4) == param
+    assert buf.raw == b"\0" * 16
+    assert rt.memset_d32_async(dev, 16, 1, 5, s) == param
+    assert rt.synchronize_stream(s) == 0
+    assert from_dev(dev, 16) == before
+    with pytest.raises(OverflowError):
+        rt.memset_d32(dev, -1, 1, 1)
+    assert rt.destroy_stream(s) == 0 and rt.free(dev) == 0
+
+
 def test_memcpy_descriptor():
     kind = acl.ACL_MEMCPY_INNER_DEVICE_TO_DEVICE
     n = ok(rt.get_memcpy_desc_size(kind))
@@ -468,6 +493,20 @@ def test_virtual_memory():
     assert rt.release_mem_address(va) != 0
     with pytest.raises(KeyError):
         rt.malloc_physical(g, {"handleType": 0}, 0)
+    # the no-UC reservation, and the handle of what is mapped at an address
+    va = ok(rt.reserve_mem_address_no_uc_memory(g, 0, 0, 0))
+    h = ok(rt.malloc_physical(g, prop, 0))
+    assert rt.map_mem(va, g, 0, h, 0) == 0
+    assert ok(rt.mem_retain_allocation_handle(va)) == h
+    assert rt.mem_retain_allocation_handle(va + 64) == (
+        0, acl.ACL_ERROR_RT_PARAM_INVALID)
+    assert rt.unmap_mem(va) == 0
+    assert rt.mem_retain_allocation_handle(va)[1] != 0  # nothing mapped
+    assert rt.free_physical(h) == 0      # the retain's reference
+    assert rt.free_physical(h) == 0      # malloc_physical's
+    assert rt.free_physical(h) != 0
+    assert rt.release_mem_address(va) == 0
+    assert rt.reserve_mem_address_no_uc_memory(0, 0, 0, 0)[1] != 0
     with pytest.raises(TypeError):
         rt.mem_set_pid_to_shareable_handle(sh, (pid,))
 

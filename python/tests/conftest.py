@@ -43,3 +43,24 @@ def run_python(code, env=None, timeout=60):
                 e[k] = v
     return subprocess.run([sys.executable, "-c", code], env=e,
                           capture_output=True, text=True, timeout=timeout)
+
+
+# --- evrt.acl tests (test_acl*.py): pyACL's set-up and result unpacking.
+@pytest.fixture
+def acl_device():
+    """acl.init(), device 0 set for the test, reset after it."""
+    acl = pytest.importorskip(
+        "evrt.acl", reason="evrt built without the ACL layer (src/acl)")
+    ret = acl.init()
+    assert ret in (acl.ACL_SUCCESS, acl.ACL_ERROR_REPEAT_INITIALIZE)
+    assert acl.rt.set_device(0) == acl.ACL_SUCCESS
+    yield
+    assert acl.rt.reset_device(0) == acl.ACL_SUCCESS
+
+
+def acl_ok(result):
+    """Unpack pyACL's (outputs..., ret), asserting ret == ACL_SUCCESS."""
+    import evrt.acl as acl
+    *out, ret = result
+    assert ret == acl.ACL_SUCCESS, (ret, acl.get_recent_err_msg())
+    return out[0] if len(out) == 1 else tuple(out)

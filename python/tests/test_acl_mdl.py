@@ -14,19 +14,9 @@ acl = pytest.importorskip(
 rt, mdl = acl.rt, acl.mdl
 
 
-@pytest.fixture(autouse=True)
-def acl_device():
-    ret = acl.init()
-    assert ret in (acl.ACL_SUCCESS, acl.ACL_ERROR_REPEAT_INITIALIZE)
-    assert rt.set_device(0) == acl.ACL_SUCCESS
-    yield
-    assert rt.reset_device(0) == acl.ACL_SUCCESS
+from conftest import acl_ok as ok  # noqa: E402  (conftest's acl_device too)
 
-
-def ok(result):
-    *out, ret = result
-    assert ret == acl.ACL_SUCCESS, (ret, acl.get_recent_err_msg())
-    return out[0] if len(out) == 1 else tuple(out)
+pytestmark = pytest.mark.usefixtures("acl_device")
 
 
 def test_captured_host_funcs_run_at_each_execution_not_at_capture():

@@ -116,7 +116,9 @@ enum evrt__sched_state {
  *      W: load enq_seq again -> n+1: retake, run it, then free it
  *    Without the second look W freed the stream with item n+1 linked:
  *    never run, enq_seq ahead of done_seq for ever (a device synchronize
- *    waits on it).  Test: sched_settle_model (variant "no second look").
+ *    waits on it).  Tests: sched_settle_model (variant "no second look"),
+ *    regress_link_and_destroy_between_idle_loads (schedule points below:
+ *    hits the window every run; fails every run without the second look).
  *
  * 6. Park while a resume arrives: the resumer CASes RUNNING ->
  *    RUNNING|RESUME, so W's parking CAS (st_try_park) fails and W looks
@@ -138,6 +140,30 @@ enum evrt__sched_state {
 #else
 #define EVRT__ASSERTS 0
 #endif
+/* Schedule points: the white-box build (evrt_static, EVRT_TEST_HOOKS)
+ * calls evrt__test_sched_hook, when a test set it, at a race's window, so
+ * that the race's regression test hits the window on every run (the hook
+ * blocks the thread there until the test's other threads have done their
+ * part).  libevrt.so has neither the hook nor the calls. */
+enum evrt__sched_point {
+  EVRT__SP_IDLE_ENQ_READ, /* after_idle: enq_seq read, destroyed not yet */
+  EVRT__SP_SUBMIT         /* evrt__cpu_submit: linked, state not read yet */
+};
+#ifdef EVRT_TEST_HOOKS
+extern void (*_Atomic evrt__test_sched_hook)(int point,
+                                             struct evrt__stream *s);
+#define EVRT__SCHED_POINT(point, s)                                            \
+  do {                                                                         \
+    /* acquire: what the test set up before installing the hook */           \
+    void (*h_)(int, struct evrt__stream *) =                                   \
+        atomic_load_explicit(&evrt__test_sched_hook, memory_order_acquire);    \
+    if (h_)                                                                    \
+      h_((point), (s));                                                        \
+  } while (0)
+#else
+#define EVRT__SCHED_POINT(point, s) ((void)0)
+#endif
+
 /* A transition found the word in a state it does not start from: print
  * the stream, the word and the transition, and abort (exec.c). */
 void evrt__st_violation(const struct evrt__stream *s, unsigned w,

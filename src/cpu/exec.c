@@ -113,6 +113,7 @@ static bool after_idle(struct evrt__stream *s, unsigned mine, uint64_t last,
                        int back, memory_order mo) {
   if (atomic_load_explicit(&s->enq_seq, mo) != last)
     return evrt__st_try_retake(s, mine, back);
+  EVRT__SCHED_POINT(EVRT__SP_IDLE_ENQ_READ, s); /* white-box build only */
   /* acquire at least: see after_idle_destroyed */
   if (EVRT_UNLIKELY(atomic_load_explicit(
           &s->destroyed,
@@ -120,6 +121,10 @@ static bool after_idle(struct evrt__stream *s, unsigned mine, uint64_t last,
     return after_idle_destroyed(s, mine, last, back);
   return false;
 }
+
+#ifdef EVRT_TEST_HOOKS
+void (*_Atomic evrt__test_sched_hook)(int, struct evrt__stream *);
+#endif
 
 #define EVRT__UNSETTLED_MAX 16
 EVRT_TLS int evrt__tls_nunsettled;

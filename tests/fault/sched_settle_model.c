@@ -154,6 +154,23 @@ static void free_stream(struct st *s) {
   s->freed = 1;
 }
 
+/* A CAS expecting IDLE (the thread's buffer drained): IDLE -> QUEUED
+ * pushes, IDLE -> DEAD frees. */
+static void cas_idle_to(struct st *s, int to, const char *who, char *lab,
+                        size_t n) {
+  if (s->mem[V_STATE] != S_IDLE) {
+    snprintf(lab, n, "%s: CAS fails (state %s)", who, sname[s->mem[V_STATE]]);
+    return;
+  }
+  s->mem[V_STATE] = (uint8_t)to;
+  snprintf(lab, n, "%s: CAS IDLE->%s ok, %s", who, sname[to],
+           to == S_DEAD ? "free" : "push");
+  if (to == S_DEAD)
+    free_stream(s);
+  else
+    push(s);
+}
+
 /* ------------------------------------------------------------- threads */
 /* One step of thread t; false (s untouched or discarded) if it cannot
  * step now.  `lab` gets a description for traces. */
@@ -199,14 +216,7 @@ static bool step(struct st *s, int t, char *lab, size_t n) {
       case 6: /* st_try_retake(mine, QUEUED): CAS */
         if (!drained(s, t))
           return false;
-        if (s->mem[V_STATE] == S_IDLE) {
-          s->mem[V_STATE] = S_QUEUED;
-          push(s);
-          snprintf(lab, n, "st_try_retake: CAS IDLE->QUEUED ok, push");
-        } else {
-          snprintf(lab, n, "st_try_retake: CAS fails (state %s)",
-                   sname[s->mem[V_STATE]]);
-        }
+        cas_idle_to(s, S_QUEUED, "st_try_retake", lab, n);
         *pc = 20;
         return true;
       case 7: /* load destroyed */
@@ -222,13 +232,7 @@ static bool step(struct st *s, int t, char *lab, size_t n) {
       case 8: /* st_try_kill_mine: CAS IDLE -> DEAD, free */
         if (!drained(s, t))
           return false;
-        if (s->mem[V_STATE] == S_IDLE) {
-          s->mem[V_STATE] = S_DEAD;
-          free_stream(s);
-          snprintf(lab, n, "st_try_kill_mine: CAS IDLE->DEAD ok, free");
-        } else {
-          snprintf(lab, n, "st_try_kill_mine: CAS fails");
-        }
+        cas_idle_to(s, S_DEAD, "st_try_kill_mine", lab, n);
         *pc = 20;
         return true;
       default:
@@ -273,13 +277,7 @@ static bool step(struct st *s, int t, char *lab, size_t n) {
     case 5:
       if (!drained(s, t))
         return false;
-      if (s->mem[V_STATE] == S_IDLE) {
-        s->mem[V_STATE] = S_QUEUED; /* back = RUNNING: R runs it for W */
-        push(s);
-        snprintf(lab, n, "st_try_retake ok (runs it on)");
-      } else {
-        snprintf(lab, n, "st_try_retake fails");
-      }
+      cas_idle_to(s, S_QUEUED, "st_try_retake", lab, n);
       *pc = 20;
       return true;
     case 6:
@@ -295,13 +293,7 @@ static bool step(struct st *s, int t, char *lab, size_t n) {
     case 7:
       if (!drained(s, t))
         return false;
-      if (s->mem[V_STATE] == S_IDLE) {
-        s->mem[V_STATE] = S_DEAD;
-        free_stream(s);
-        snprintf(lab, n, "st_try_kill_mine ok, free");
-      } else {
-        snprintf(lab, n, "st_try_kill_mine fails");
-      }
+      cas_idle_to(s, S_DEAD, "st_try_kill_mine", lab, n);
       *pc = 20;
       return true;
     default:
@@ -330,13 +322,7 @@ static bool step(struct st *s, int t, char *lab, size_t n) {
     case 2:
       if (!drained(s, t))
         return false;
-      if (s->mem[V_STATE] == S_IDLE) {
-        s->mem[V_STATE] = S_QUEUED;
-        push(s);
-        snprintf(lab, n, "st_try_queue_idle: CAS IDLE->QUEUED ok, push");
-      } else {
-        snprintf(lab, n, "st_try_queue_idle: CAS fails");
-      }
+      cas_idle_to(s, S_QUEUED, "st_try_queue_idle", lab, n);
       *pc = 20;
       return true;
     default:
@@ -416,13 +402,7 @@ static bool step(struct st *s, int t, char *lab, size_t n) {
     case 4:
       if (!drained(s, t))
         return false;
-      if (s->mem[V_STATE] == S_IDLE) {
-        s->mem[V_STATE] = S_DEAD;
-        free_stream(s);
-        snprintf(lab, n, "st_try_kill_idle: CAS IDLE->DEAD ok, free");
-      } else {
-        snprintf(lab, n, "st_try_kill_idle: CAS fails");
-      }
+      cas_idle_to(s, S_DEAD, "st_try_kill_idle", lab, n);
       *pc = 20;
       return true;
     default:

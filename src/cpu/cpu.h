@@ -62,6 +62,77 @@ enum evrt__sched_state {
  * drops is stale: whoever runs the stream next looks at the head afresh.
  * CASes expect the whole word, incarnation included, so a thread that last
  * saw an earlier incarnation of the slot cannot move it.
+ *
+ * The races this protocol closes (docs/reliability.md, "Found and
+ * fixed", lists the bugs each once was), time going down, W the owning
+ * worker, P a producer, H a host waiter, D the destroyer:
+ *
+ * 1. Lost work: a producer links while the owner goes idle (Dekker pair).
+ *      W: st_idle: state = IDLE  (seq_cst)   P: enq_seq = n+1   (seq_cst)
+ *      W: load enq_seq                       P: st_try_queue_idle: load state
+ *    At least one load sees the other's store: W retakes (st_try_retake)
+ *    or P queues; both CAS the same IDLE word, so only one wins.  With
+ *    release/acquire on either side both loads may read the old values
+ *    (W sees n, P sees RUNNING) and item n+1 never runs.
+ *    Tests: sched_settle_model (the counterexample when weakened),
+ *    feed_and_destroy_in_the_window_lose_nothing (stress_unsettled_idle).
+ *
+ * 2. Lost wake-up: a host registers while the worker completes.
+ *      W: done_seq = k     (seq_cst)       H: wlock_lower: wake_at = k (CAS)
+ *      W: load wake_at                     H: load done_seq (seq_cst), park
+ *    W notifies, or H sees k and does not park.  Tests: sched_settle_model,
+ *    parked_host_is_not_woken_by_every_completion (test_waiters),
+ *    fanout_wakes_every_parked_host (stress_unsettled_idle).
+ *
+ * 3. The settle fence (unsettled idles, exec.c): races 1 and 2 with W's
+ *    stores plain release and one fence for up to 16 streams.
+ *      W: done_seq = k (release)
+ *      W: state = IDLE (release), noted    P: enq_seq = n+1 (seq_cst)
+ *          ...  other streams  ...         P: load state -> RUNNING?
+ *      W: atomic_thread_fence(seq_cst)     H: wake_at = k; load done_seq
+ *      W: load wake_at, enq_seq, destroyed (relaxed) -> notify / retake /
+ *         kill, each as the seq_cst path would
+ *    Store buffering: without the fence, W's stores may still sit in its
+ *    store buffer when P and H load, while W's loads return the values from
+ *    before P's and H's stores: item lost, host parked for ever, destroyed
+ *    stream never freed.  TSan does not model fences: sched_settle_model
+ *    explores every interleaving over store buffers, and finds exactly these
+ *    three with the fence removed or made release/acquire.
+ *
+ * 4. Destroy while the owner goes idle (Dekker pair on `destroyed`).
+ *      D: destroyed = 1 (seq_cst)          W: state = IDLE (or the fence)
+ *      D: st_try_kill_idle: load state,    W: load destroyed ->
+ *         done_seq, enq_seq; CAS -> DEAD      st_try_kill_mine CAS -> DEAD
+ *    Exactly one frees it; D only a drained IDLE stream of the incarnation
+ *    it destroyed.  Tests: regress_destroy_races_worker_going_idle (both
+ *    forms), sched_settle_model.
+ *
+ * 5. A link and a destroy between W's two loads (found by the model).
+ *      W: load enq_seq -> n
+ *                                          P: link, enq_seq = n+1; unlock
+ *                                          D: plock: kill the handle;
+ *                                             destroyed = 1; sees work: leaves it
+ *      W: load destroyed -> 1 (acquire)
+ *      W: load enq_seq again -> n+1: retake, run it, then free it
+ *    Without the second look W freed the stream with item n+1 linked:
+ *    never run, enq_seq ahead of done_seq for ever (a device synchronize
+ *    waits on it).  Tests: sched_settle_model (variant "no second look"),
+ *    regress_link_and_destroy_between_idle_loads (schedule points below:
+ *    hits the window every run; fails every run without the second look).
+ *
+ * 6. Park while a resume arrives: the resumer CASes RUNNING ->
+ *    RUNNING|RESUME, so W's parking CAS (st_try_park) fails and W looks
+ *    at the head again; or it sees PARKED and queues.  Tests:
+ *    pingpong_chain_alternates_and_completes, fanout_resumes_every_
+ *    waiting_stream (test_waiters), evrt-stress.
+ *
+ * 7. A slot reused under an old owner: W stored IDLE, D freed it, a create
+ *    reused the slot; W's CAS expects the incarnation it stored and fails.
+ *    A stream another worker ran and idled in between has the same word:
+ *    W's CAS wins and W re-reads done_seq.  Tests:
+ *    regress_destroy_races_worker_going_idle,
+ *    regress_idle_retake_stale_counter; whoever frees a stream notifies
+ *    first (waiters_survive_destroy_and_slot_reuse_in_the_window).
  */
 #if !defined(NDEBUG) || defined(EVRT_TEST_HOOKS) || defined(EVRT_ASSERTS) || \
     defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
@@ -69,6 +140,30 @@ enum evrt__sched_state {
 #else
 #define EVRT__ASSERTS 0
 #endif
+/* Schedule points: the white-box build (evrt_static, EVRT_TEST_HOOKS)
+ * calls evrt__test_sched_hook, when a test set it, at a race's window, so
+ * that the race's regression test hits the window on every run (the hook
+ * blocks the thread there until the test's other threads have done their
+ * part).  libevrt.so has neither the hook nor the calls. */
+enum evrt__sched_point {
+  EVRT__SP_IDLE_ENQ_READ, /* after_idle: enq_seq read, destroyed not yet */
+  EVRT__SP_SUBMIT         /* evrt__cpu_submit: linked, state not read yet */
+};
+#ifdef EVRT_TEST_HOOKS
+extern void (*_Atomic evrt__test_sched_hook)(int point,
+                                             struct evrt__stream *s);
+#define EVRT__SCHED_POINT(point, s)                                            \
+  do {                                                                         \
+    /* acquire: what the test set up before installing the hook */           \
+    void (*h_)(int, struct evrt__stream *) =                                   \
+        atomic_load_explicit(&evrt__test_sched_hook, memory_order_acquire);    \
+    if (h_)                                                                    \
+      h_((point), (s));                                                        \
+  } while (0)
+#else
+#define EVRT__SCHED_POINT(point, s) ((void)0)
+#endif
+
 /* A transition found the word in a state it does not start from: print
  * the stream, the word and the transition, and abort (exec.c). */
 void evrt__st_violation(const struct evrt__stream *s, unsigned w,

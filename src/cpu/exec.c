@@ -85,6 +85,23 @@ static void flush_done(struct evrt__stream *s) {
   evrt__pool_defer_free(batch, tail, n);
 }
 
+/* after_idle's destroyed case, out of line (the idle path stays as it
+ * was): every call that linked an item did so before the destroy (plock
+ * orders them, src/stream.c), and the caller's acquire of `destroyed`
+ * makes their enq_seq visible here.  Without this second look, a producer
+ * linking and a destroy both landing between the caller's two loads left
+ * an item linked on a freed stream: never run, and enq_seq ahead of
+ * done_seq for ever (found by tests/fault/sched_settle_model.c). */
+static __attribute__((noinline, cold)) bool
+after_idle_destroyed(struct evrt__stream *s, unsigned mine, uint64_t last,
+                     int back) {
+  if (atomic_load_explicit(&s->enq_seq, memory_order_relaxed) != last)
+    return evrt__st_try_retake(s, mine, back);
+  if (evrt__st_try_kill_mine(s, mine))
+    evrt__stream_free(s);
+  return false;
+}
+
 /* After storing the IDLE word `mine` with done_seq at `last`, and a full
  * barrier between that store and these loads (mo: seq_cst loads, or
  * relaxed ones after a seq_cst fence): a stream a producer fed meanwhile is
@@ -96,10 +113,18 @@ static bool after_idle(struct evrt__stream *s, unsigned mine, uint64_t last,
                        int back, memory_order mo) {
   if (atomic_load_explicit(&s->enq_seq, mo) != last)
     return evrt__st_try_retake(s, mine, back);
-  if (atomic_load_explicit(&s->destroyed, mo) && evrt__st_try_kill_mine(s, mine))
-    evrt__stream_free(s);
+  EVRT__SCHED_POINT(EVRT__SP_IDLE_ENQ_READ, s); /* white-box build only */
+  /* acquire at least: see after_idle_destroyed */
+  if (EVRT_UNLIKELY(atomic_load_explicit(
+          &s->destroyed,
+          mo == memory_order_seq_cst ? mo : memory_order_acquire)))
+    return after_idle_destroyed(s, mine, last, back);
   return false;
 }
+
+#ifdef EVRT_TEST_HOOKS
+void (*_Atomic evrt__test_sched_hook)(int, struct evrt__stream *);
+#endif
 
 #define EVRT__UNSETTLED_MAX 16
 EVRT_TLS int evrt__tls_nunsettled;

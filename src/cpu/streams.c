@@ -33,6 +33,7 @@ void evrt__cpu_stream_release(struct evrt__stream *s) {
  * runnable.  The producer's half of the Dekker pair of stream.c's top
  * comment: enq_seq was stored seq_cst before this seq_cst load. */
 void evrt__cpu_submit(struct evrt__stream *s) {
+  EVRT__SCHED_POINT(EVRT__SP_SUBMIT, s); /* white-box build only */
   if (evrt__st_try_queue_idle(s))
     evrt__pool_push(s);
 }

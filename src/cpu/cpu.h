@@ -105,7 +105,8 @@ enum evrt__sched_state {
  *         done_seq, enq_seq; CAS -> DEAD      st_try_kill_mine CAS -> DEAD
  *    Exactly one frees it; D only a drained IDLE stream of the incarnation
  *    it destroyed.  Tests: regress_destroy_races_worker_going_idle (both
- *    forms), sched_settle_model.
+ *    forms, by repetition), regress_destroy_races_worker_going_idle_sched
+ *    (D frees while W is held after its IDLE store), sched_settle_model.
  *
  * 5. A link and a destroy between W's two loads (found by the model).
  *      W: load enq_seq -> n
@@ -130,9 +131,13 @@ enum evrt__sched_state {
  *    reused the slot; W's CAS expects the incarnation it stored and fails.
  *    A stream another worker ran and idled in between has the same word:
  *    W's CAS wins and W re-reads done_seq.  Tests:
- *    regress_destroy_races_worker_going_idle,
- *    regress_idle_retake_stale_counter; whoever frees a stream notifies
- *    first (waiters_survive_destroy_and_slot_reuse_in_the_window).
+ *    regress_destroy_races_worker_going_idle_sched (slot reuse) and
+ *    regress_idle_retake_stale_counter_sched (done_seq re-read): schedule
+ *    points below, each hits its window every run and fails every run
+ *    without its fix; regress_destroy_races_worker_going_idle,
+ *    regress_idle_retake_stale_counter (by repetition); whoever frees a
+ *    stream notifies first
+ *    (waiters_survive_destroy_and_slot_reuse_in_the_window).
  */
 #if !defined(NDEBUG) || defined(EVRT_TEST_HOOKS) || defined(EVRT_ASSERTS) || \
     defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
@@ -147,7 +152,8 @@ enum evrt__sched_state {
  * part).  libevrt.so has neither the hook nor the calls. */
 enum evrt__sched_point {
   EVRT__SP_IDLE_ENQ_READ, /* after_idle: enq_seq read, destroyed not yet */
-  EVRT__SP_SUBMIT         /* evrt__cpu_submit: linked, state not read yet */
+  EVRT__SP_SUBMIT,        /* evrt__cpu_submit: linked, state not read yet */
+  EVRT__SP_IDLE_STORED    /* after_idle: IDLE stored, nothing loaded yet */
 };
 #ifdef EVRT_TEST_HOOKS
 extern void (*_Atomic evrt__test_sched_hook)(int point,

@@ -111,6 +111,7 @@ after_idle_destroyed(struct evrt__stream *s, unsigned mine, uint64_t last,
  * it) or if it changed hands and incarnation since. */
 static bool after_idle(struct evrt__stream *s, unsigned mine, uint64_t last,
                        int back, memory_order mo) {
+  EVRT__SCHED_POINT(EVRT__SP_IDLE_STORED, s); /* white-box build only */
   if (atomic_load_explicit(&s->enq_seq, mo) != last)
     return evrt__st_try_retake(s, mine, back);
   EVRT__SCHED_POINT(EVRT__SP_IDLE_ENQ_READ, s); /* white-box build only */

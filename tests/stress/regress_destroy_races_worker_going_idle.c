@@ -15,6 +15,8 @@
  * few instructions wide: neither this test nor the seed reproduced it on
  * demand with the old code (3 runs each under TSan); the fix holds by
  * construction, and this test keeps the path exercised.
+ * tests/fault/regress_destroy_races_worker_going_idle_sched.c hits the
+ * window on every run through schedule points (white-box build).
  */
 #include "test.h"
 

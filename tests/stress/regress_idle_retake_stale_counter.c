@@ -16,7 +16,9 @@
  * with the fix reverted this test passed 11 runs of 11 here, so it does not
  * reproduce the bug on demand; it guards the property (workers fall idle
  * after idle/retake races), and the evrt-stress runs in CI repeat the
- * search that found it (then 2 hangs in about 40 runs of 6 s). */
+ * search that found it (then 2 hangs in about 40 runs of 6 s).
+ * tests/fault/regress_idle_retake_stale_counter_sched.c hits the window on
+ * every run through schedule points (white-box build). */
 #include "test.h"
 
 enum { PRODUCERS = 3, STREAMS = 8, SECONDS = 3 };

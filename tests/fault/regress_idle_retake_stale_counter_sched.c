@@ -18,11 +18,10 @@
  */
 #include "test.h"
 
-#include <errno.h>
-#include <semaphore.h>
 #include <unistd.h>
 
 #include "cpu/cpu.h"
+#include "sched_points.h"
 
 static struct evrt__stream *_Atomic target;
 static atomic_int armed, counting, idles_after;
@@ -32,16 +31,6 @@ static atomic_int ran1, ran2;
 __attribute__((constructor)) static void env(void) {
   setenv("EVRT_SPIN_NS", "0", 1); /* W1 gives the stream up at once */
   setenv("EVRT_WORKERS", "2", 1); /* W2 runs item 2 while W1 is held */
-}
-
-static bool sem_wait_s(sem_t *s, int seconds) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  ts.tv_sec += seconds;
-  while (sem_timedwait(s, &ts) != 0)
-    if (errno != EINTR)
-      return false;
-  return true;
 }
 
 static void hook(int point, struct evrt__stream *s) {

@@ -20,26 +20,14 @@
  */
 #include "test.h"
 
-#include <errno.h>
-#include <semaphore.h>
-
 #include "cpu/cpu.h"
+#include "sched_points.h"
 
 static struct evrt__stream *_Atomic target;
 static atomic_int armed_w, armed_p;
 static sem_t w_in, w_go, p_in, d_done;
 static atomic_int ran1, ran2;
 static evrt_stream_t stream;
-
-static bool sem_wait_s(sem_t *s, int seconds) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  ts.tv_sec += seconds;
-  while (sem_timedwait(s, &ts) != 0)
-    if (errno != EINTR)
-      return false;
-  return true;
-}
 
 static void hook(int point, struct evrt__stream *s) {
   if (s != atomic_load(&target))

@@ -106,7 +106,8 @@ enum evrt__sched_state {
  *    Exactly one frees it; D only a drained IDLE stream of the incarnation
  *    it destroyed.  Tests: regress_destroy_races_worker_going_idle (both
  *    forms, by repetition), regress_destroy_races_worker_going_idle_sched
- *    (D frees while W is held after its IDLE store), sched_settle_model.
+ *    (both forms on every run, W held after its IDLE store; the second
+ *    fails every run when D ignores pending work), sched_settle_model.
  *
  * 5. A link and a destroy between W's two loads (found by the model).
  *      W: load enq_seq -> n

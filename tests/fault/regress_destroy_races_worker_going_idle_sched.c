@@ -15,7 +15,9 @@
  * state word) its CAS IDLE -> RUNNING matched B's word, and W1 ran a
  * stream it no longer owned (under TSan: it read s->head while the create
  * wrote it).  Fixed, the CAS expects A's incarnation and fails: W1 never
- * touches B again.
+ * touches B again.  The second test does the same for the second form
+ * (race 4 of cpu.h), with the schedule points of
+ * regress_link_and_destroy_between_idle_loads.
  */
 #include "test.h"
 
@@ -88,4 +90,61 @@ TEST(old_owner_cannot_take_back_a_reused_slot) {
   ASSERT_EQ(atomic_load(&w1_after), 0);
   ASSERT_EQ(EVRT__ST(evrt__st_load(s)), EVRT__S_IDLE);
   ASSERT_OK(evrt_stream_destroy(b));
+}
+
+/* The second form (race 4; the second test of the stress counterpart):
+ * W1 is held after its IDLE store as above; the host links item 2 and is
+ * held in submit before it reads the state word, and a third thread
+ * destroys the stream, which finds it IDLE with item 2 pending.  Before
+ * the fix the destroy freed it then (item 2 never ran); fixed, it leaves
+ * the stream to whoever drains it. */
+static sem_t p_in, d_done;
+static atomic_int armed_p;
+static evrt_stream_t dstream;
+
+static void hook2(int point, struct evrt__stream *s) {
+  if (s != atomic_load(&target))
+    return;
+  if (point == EVRT__SP_IDLE_STORED && atomic_exchange(&armed, 0)) {
+    sem_post(&w_in);
+    (void)sem_wait_s(&w_go, 60);
+  } else if (point == EVRT__SP_SUBMIT && atomic_exchange(&armed_p, 0)) {
+    /* the host: item 2 linked, state not read yet */
+    sem_post(&p_in);
+    (void)sem_wait_s(&d_done, 60);
+  }
+}
+
+static void *destroyer(void *arg) {
+  (void)arg;
+  if (sem_wait_s(&p_in, 60))
+    evrt_stream_destroy(dstream);
+  sem_post(&d_done);
+  return NULL;
+}
+
+TEST(destroy_of_an_idle_stream_with_an_item_pending_leaves_it_to_run) {
+  sem_init(&w_in, 0, 0);
+  sem_init(&w_go, 0, 0);
+  sem_init(&p_in, 0, 0);
+  sem_init(&d_done, 0, 0);
+  atomic_store(&ran, 0);
+  ASSERT_OK(evrt_stream_create(&dstream, 0, 0, 0));
+  atomic_store(&target, evrt__stream_get(dstream));
+  atomic_store(&armed, 1);
+  atomic_store(&evrt__test_sched_hook, hook2);
+  ASSERT_OK(evrt_launch_host_func(dstream, count, NULL));
+  ASSERT(sem_wait_s(&w_in, 60)); /* W1 stored IDLE after item 1 */
+  ASSERT_EQ(atomic_load(&ran), 1);
+  pthread_t d;
+  ASSERT_EQ(pthread_create(&d, NULL, destroyer, NULL), 0);
+  atomic_store(&armed_p, 1);
+  /* links item 2; held in submit until the destroy returned */
+  ASSERT_OK(evrt_launch_host_func(dstream, count, NULL));
+  pthread_join(d, NULL);
+  sem_post(&w_go);
+  atomic_store(&evrt__test_sched_hook, NULL);
+  /* the call succeeded: its host function runs */
+  ASSERT_OK(evrt_device_synchronize_timeout(0, 10LL * 1000000000));
+  ASSERT_EQ(atomic_load(&ran), 2);
 }

@@ -207,8 +207,16 @@ TEST(unsubscribe_releases_queued_block_callbacks) {
 static aclrtStream self_stream;
 static aclrtEvent ev_before, ev_after;
 static aclError self_sync, self_sync_to, ev_before_st, ev_after_st;
+/* Set once ev_after's record is enqueued: the stream reaches the callback
+ * as soon as it is launched, so without this the callback could run
+ * before the main thread recorded ev_after, and synchronizing an event
+ * never recorded succeeds at once (seen under ThreadSanitizer in CI).
+ * Waiting here holds the subscribed thread, not a worker. */
+static atomic_int ev_after_recorded;
 static void syncing_cb(void *ud) {
   (void)ud;
+  while (!atomic_load(&ev_after_recorded))
+    sleep_ms(1);
   self_sync = aclrtSynchronizeStream(self_stream);
   self_sync_to = aclrtSynchronizeStreamWithTimeout(self_stream, 100000);
   ev_before_st = aclrtSynchronizeEvent(ev_before);
@@ -218,6 +226,7 @@ static void syncing_cb(void *ud) {
 TEST(block_callback_that_synchronizes_its_stream_gets_an_error) {
   pthread_t t;
   atomic_store(&stop_flag, 0);
+  atomic_store(&ev_after_recorded, 0);
   ASSERT_OK(aclrtCreateStream(&self_stream));
   ASSERT_OK(aclrtCreateEvent(&ev_before));
   ASSERT_OK(aclrtCreateEvent(&ev_after));
@@ -227,6 +236,7 @@ TEST(block_callback_that_synchronizes_its_stream_gets_an_error) {
   ASSERT_OK(aclrtLaunchCallback(syncing_cb, NULL, ACL_CALLBACK_BLOCK,
                                 self_stream));
   ASSERT_OK(aclrtRecordEvent(ev_after, self_stream));
+  atomic_store(&ev_after_recorded, 1);
   ASSERT_OK(aclrtSynchronizeStreamWithTimeout(self_stream, 30000));
   ASSERT_ACL(self_sync, ACL_ERROR_RT_PARAM_INVALID);
   ASSERT_ACL(self_sync_to, ACL_ERROR_RT_PARAM_INVALID);

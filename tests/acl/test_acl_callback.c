@@ -215,8 +215,7 @@ static aclError self_sync, self_sync_to, ev_before_st, ev_after_st;
 static atomic_int ev_after_recorded;
 static void syncing_cb(void *ud) {
   (void)ud;
-  while (!atomic_load(&ev_after_recorded))
-    sleep_ms(1);
+  WAIT_UNTIL(atomic_load(&ev_after_recorded), 30000);
   self_sync = aclrtSynchronizeStream(self_stream);
   self_sync_to = aclrtSynchronizeStreamWithTimeout(self_stream, 100000);
   ev_before_st = aclrtSynchronizeEvent(ev_before);

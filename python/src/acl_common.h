@@ -224,6 +224,7 @@ extern PyMethodDef evrtpy_acl_rt_memory_methods[];
 extern PyMethodDef evrtpy_acl_util_methods[];
 extern PyMethodDef evrtpy_acl_rt_failure_methods[];
 extern PyMethodDef evrtpy_acl_base_methods[];
+extern PyMethodDef evrtpy_acl_init_callback_methods[];
 extern PyMethodDef evrtpy_acl_rt_vmm_methods[];
 extern PyMethodDef evrtpy_acl_rt_allocator_methods[];
 

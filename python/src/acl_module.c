@@ -22,6 +22,8 @@
  *                       constants, the modules and their registration
  *   acl_base.c          acl.*: acl_base.h (data buffers, types), system,
  *                       versions
+ *   acl_init_callback.c acl.*: init / finalize callbacks, finalize
+ *                       reference
  *   acl_rt_device.c     devices and contexts
  *   acl_rt_stream.c     streams, switches, stream parameters
  *   acl_rt_event.c      events, interprocess event handles
@@ -44,11 +46,18 @@ PyObject *evrtpy_acl_ptr_ret(void *p, int ret) { return ptr_ret(p, ret); }
 
 /* ------------------------------------------------------------ acl.* */
 
+/* The GIL is released: aclInit runs the init callbacks, Python ones too
+ * (acl_init_callback.c, which says why a thread holding the GIL must not
+ * wait for them). */
 static PyObject *a_init(PyObject *m, PyObject *args) {
   const char *path = NULL;
   if (!PyArg_ParseTuple(args, "|z:init", &path))
     return NULL;
-  RET(aclInit(path));
+  aclError r;
+  Py_BEGIN_ALLOW_THREADS
+  r = aclInit(path);
+  Py_END_ALLOW_THREADS
+  RET(r);
 }
 
 static PyObject *a_finalize(PyObject *m, PyObject *unused) {
@@ -128,6 +137,13 @@ static const struct named acl_constants[] = {
     C(ACL_STREAM_FAST_LAUNCH), C(ACL_STREAM_FAST_SYNC),
     C(ACL_STREAM_PERSISTENT), C(ACL_STREAM_HUGE), C(ACL_STREAM_CPU_SCHEDULE),
     C(ACL_STREAM_DEVICE_USE_ONLY), C(ACL_CONTINUE_ON_FAILURE),
+    /* aclrtStreamConfigAttr, aclRegisterCallbackType */
+    C(ACL_RT_STREAM_WORK_ADDR_PTR), C(ACL_RT_STREAM_WORK_SIZE),
+    C(ACL_RT_STREAM_FLAG), C(ACL_RT_STREAM_PRIORITY),
+    C(ACL_REG_TYPE_ACL_MODEL), C(ACL_REG_TYPE_ACL_OP_EXECUTOR),
+    C(ACL_REG_TYPE_ACL_OP_CBLAS), C(ACL_REG_TYPE_ACL_OP_COMPILER),
+    C(ACL_REG_TYPE_ACL_TDT_CHANNEL), C(ACL_REG_TYPE_ACL_TDT_QUEUE),
+    C(ACL_REG_TYPE_ACL_DVPP), C(ACL_REG_TYPE_ACL_RETR), C(ACL_REG_TYPE_OTHER),
     C(ACL_STOP_ON_FAILURE), C(ACL_IPC_EVENT_HANDLE_SIZE),
     C(ACL_DEVICE), C(ACL_HOST),
     C(ACL_EVENT_STATUS_COMPLETE), C(ACL_EVENT_STATUS_NOT_READY),
@@ -301,6 +317,7 @@ int evrtpy_acl_init(PyObject *module) {
       PyModule_AddFunctions(util, evrtpy_acl_util_methods) < 0 ||
       PyModule_AddFunctions(rt, evrtpy_acl_rt_failure_methods) < 0 ||
       PyModule_AddFunctions(acl, evrtpy_acl_base_methods) < 0 ||
+      PyModule_AddFunctions(acl, evrtpy_acl_init_callback_methods) < 0 ||
       PyModule_AddFunctions(rt, evrtpy_acl_rt_vmm_methods) < 0 ||
       PyModule_AddFunctions(rt, evrtpy_acl_rt_allocator_methods) < 0)
     return -1;

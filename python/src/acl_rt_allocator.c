@@ -124,6 +124,46 @@ static PyObject *c_allocator_register(PyObject *m, PyObject *args) {
   RET(aclrtAllocatorRegister(s, d));
 }
 
+/* One callback of allocator_get_by_stream's result: the Python function
+ * when it is this module's trampoline (the last one set for that kind,
+ * which is what a C caller of the trampoline runs), the C function's
+ * address as an int when C code set it, None when it is NULL. */
+static PyObject *got_func(void *fn, void *tramp, PyObject *slot) {
+  PyObject *o = fn == tramp && slot ? slot : NULL;
+  if (o) {
+    Py_INCREF(o);
+    return o;
+  }
+  if (!fn)
+    Py_RETURN_NONE;
+  return PyLong_FromVoidPtr(fn);
+}
+
+/* allocator_get_by_stream(stream) -> (desc, allocator, alloc_func,
+ * free_func, alloc_advise_func, get_addr_from_block_func, ret): what
+ * allocator_register registered for the stream, its callbacks as got_func
+ * gives them; (0, 0, None, None, None, None, ret) on failure. */
+static PyObject *c_allocator_get_by_stream(PyObject *m, PyObject *args) {
+  void *s;
+  if (!PyArg_ParseTuple(args, "O&:allocator_get_by_stream", to_ptr, &s))
+    return NULL;
+  aclrtAllocatorDesc d = NULL;
+  aclrtAllocator obj = NULL;
+  aclrtAllocatorAllocFunc fa = NULL;
+  aclrtAllocatorFreeFunc ff = NULL;
+  aclrtAllocatorAllocAdviseFunc fv = NULL;
+  aclrtAllocatorGetAddrFromBlockFunc fg = NULL;
+  aclError r = aclrtAllocatorGetByStream(s, &d, &obj, &fa, &ff, &fv, &fg);
+  if (r != ACL_SUCCESS)
+    d = obj = NULL, fa = NULL, ff = NULL, fv = NULL, fg = NULL;
+  return Py_BuildValue(
+      "(NNNNNNi)", PyLong_FromVoidPtr(d), PyLong_FromVoidPtr(obj),
+      got_func((void *)fa, (void *)tr_alloc, cb_alloc),
+      got_func((void *)ff, (void *)tr_free, cb_free),
+      got_func((void *)fv, (void *)tr_advise, cb_advise),
+      got_func((void *)fg, (void *)tr_addr, cb_addr), (int)r);
+}
+
 static PyObject *c_allocator_unregister(PyObject *m, PyObject *args) {
   void *s;
   if (!PyArg_ParseTuple(args, "O&:allocator_unregister", to_ptr, &s))
@@ -144,6 +184,7 @@ PyMethodDef evrtpy_acl_rt_allocator_methods[] = {
        c_allocator_set_get_addr_from_block_func_to_desc),
     MV(allocator_register, c_allocator_register),
     MV(allocator_unregister, c_allocator_unregister),
+    MV(allocator_get_by_stream, c_allocator_get_by_stream),
     {NULL, NULL, 0, NULL}};
 
 #endif /* EVRTPY_HAVE_ACL */

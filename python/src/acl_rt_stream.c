@@ -27,6 +27,71 @@ static PyObject *r_create_stream_with_config(PyObject *m, PyObject *args) {
   return ptr_ret(s, r);
 }
 
+/* ------------------------------------ rt: stream configuration handles */
+
+/* create_stream_config_handle() -> handle (0 on failure: a bare pointer, as
+ * allocator_create_desc and create_data_buffer return theirs). */
+static PyObject *c_create_stream_config_handle(PyObject *m, PyObject *unused) {
+  return PyLong_FromVoidPtr(aclrtCreateStreamConfigHandle());
+}
+
+static PyObject *c_destroy_stream_config_handle(PyObject *m, PyObject *args) {
+  void *h;
+  if (!PyArg_ParseTuple(args, "O&:destroy_stream_config_handle", to_ptr, &h))
+    return NULL;
+  RET(aclrtDestroyStreamConfigHandle(h));
+}
+
+/* set_stream_config_opt(handle, attr, value) -> ret.  value is a Python
+ * int, passed as the C type of the attribute (the size C checks):
+ * WORK_ADDR_PTR a pointer (None is NULL), WORK_SIZE and FLAG a size_t,
+ * PRIORITY a uint32_t; OverflowError when it does not fit.  An unknown
+ * attribute gets an int64_t, which ACL refuses (100000). */
+static PyObject *c_set_stream_config_opt(PyObject *m, PyObject *args) {
+  void *h;
+  int attr;
+  PyObject *o;
+  if (!PyArg_ParseTuple(args, "O&iO:set_stream_config_opt", to_ptr, &h, &attr,
+                        &o))
+    return NULL;
+  union {
+    void *p;
+    size_t z;
+    uint32_t u;
+    int64_t i;
+  } v;
+  size_t size;
+  int ok;
+  switch (attr) {
+  case ACL_RT_STREAM_WORK_ADDR_PTR:
+    ok = to_ptr(o, &v.p), size = sizeof v.p;
+    break;
+  case ACL_RT_STREAM_WORK_SIZE:
+  case ACL_RT_STREAM_FLAG:
+    ok = cv_size(o, &v.z), size = sizeof v.z;
+    break;
+  case ACL_RT_STREAM_PRIORITY:
+    ok = conv_u32(o, &v.u), size = sizeof v.u;
+    break;
+  default:
+    ok = cv_i64(o, &v.i), size = sizeof v.i;
+  }
+  if (!ok)
+    return NULL;
+  RET(aclrtSetStreamConfigOpt(h, (aclrtStreamConfigAttr)attr, &v, size));
+}
+
+/* create_stream_v2(handle) -> (stream, ret); None: the default
+ * configuration. */
+static PyObject *c_create_stream_v2(PyObject *m, PyObject *args) {
+  void *h;
+  if (!PyArg_ParseTuple(args, "O&:create_stream_v2", to_ptr, &h))
+    return NULL;
+  aclrtStream s = NULL;
+  aclError r = aclrtCreateStreamV2(&s, h);
+  return ptr_ret(s, r);
+}
+
 #define STREAM_FN(pyname, cfn, release)                                        \
   static PyObject *r_##pyname(PyObject *m, PyObject *args) {                   \
     void *s;                                                                   \
@@ -272,6 +337,10 @@ static PyObject *c_reduce_async(PyObject *m, PyObject *args) {
 PyMethodDef evrtpy_acl_rt_stream_methods[] = {
     M0(create_stream, r_create_stream),
     MV(create_stream_with_config, r_create_stream_with_config),
+    M0(create_stream_config_handle, c_create_stream_config_handle),
+    MV(destroy_stream_config_handle, c_destroy_stream_config_handle),
+    MV(set_stream_config_opt, c_set_stream_config_opt),
+    MV(create_stream_v2, c_create_stream_v2),
     MV(destroy_stream, r_destroy_stream),
     MV(destroy_stream_force, r_destroy_stream_force),
     MV(synchronize_stream, r_synchronize_stream),

@@ -147,21 +147,22 @@ static PyObject *c_allocator_get_by_stream(PyObject *m, PyObject *args) {
   void *s;
   if (!PyArg_ParseTuple(args, "O&:allocator_get_by_stream", to_ptr, &s))
     return NULL;
-  aclrtAllocatorDesc d = NULL;
-  aclrtAllocator obj = NULL;
-  aclrtAllocatorAllocFunc fa = NULL;
-  aclrtAllocatorFreeFunc ff = NULL;
-  aclrtAllocatorAllocAdviseFunc fv = NULL;
-  aclrtAllocatorGetAddrFromBlockFunc fg = NULL;
-  aclError r = aclrtAllocatorGetByStream(s, &d, &obj, &fa, &ff, &fv, &fg);
-  if (r != ACL_SUCCESS)
-    d = obj = NULL, fa = NULL, ff = NULL, fv = NULL, fg = NULL;
+  struct { /* the outputs, left NULL by a failing call */
+    aclrtAllocatorDesc d;
+    aclrtAllocator obj;
+    aclrtAllocatorAllocFunc alloc;
+    aclrtAllocatorFreeFunc free_fn;
+    aclrtAllocatorAllocAdviseFunc advise;
+    aclrtAllocatorGetAddrFromBlockFunc addr;
+  } o = {0};
+  aclError r = aclrtAllocatorGetByStream(s, &o.d, &o.obj, &o.alloc,
+                                         &o.free_fn, &o.advise, &o.addr);
   return Py_BuildValue(
-      "(NNNNNNi)", PyLong_FromVoidPtr(d), PyLong_FromVoidPtr(obj),
-      got_func((void *)fa, (void *)tr_alloc, cb_alloc),
-      got_func((void *)ff, (void *)tr_free, cb_free),
-      got_func((void *)fv, (void *)tr_advise, cb_advise),
-      got_func((void *)fg, (void *)tr_addr, cb_addr), (int)r);
+      "(NNNNNNi)", PyLong_FromVoidPtr(o.d), PyLong_FromVoidPtr(o.obj),
+      got_func((void *)o.alloc, (void *)tr_alloc, cb_alloc),
+      got_func((void *)o.free_fn, (void *)tr_free, cb_free),
+      got_func((void *)o.advise, (void *)tr_advise, cb_advise),
+      got_func((void *)o.addr, (void *)tr_addr, cb_addr), (int)r);
 }
 
 static PyObject *c_allocator_unregister(PyObject *m, PyObject *args) {

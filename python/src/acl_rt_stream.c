@@ -27,6 +27,24 @@ static PyObject *r_create_stream_with_config(PyObject *m, PyObject *args) {
   return ptr_ret(s, r);
 }
 
+#define STREAM_FN(pyname, cfn, release)                                        \
+  static PyObject *r_##pyname(PyObject *m, PyObject *args) {                   \
+    void *s;                                                                   \
+    if (!PyArg_ParseTuple(args, "O&:" #pyname, to_ptr, &s))                    \
+      return NULL;                                                             \
+    aclError r;                                                                \
+    if (release) {                                                             \
+      Py_BEGIN_ALLOW_THREADS r = cfn(s);                                       \
+      Py_END_ALLOW_THREADS                                                     \
+    } else {                                                                   \
+      r = cfn(s);                                                              \
+    }                                                                          \
+    RET(r);                                                                    \
+  }
+
+STREAM_FN(destroy_stream, aclrtDestroyStream, 0)
+STREAM_FN(destroy_stream_force, aclrtDestroyStreamForce, 1)
+
 /* ------------------------------------ rt: stream configuration handles */
 
 /* create_stream_config_handle() -> handle (0 on failure: a bare pointer, as
@@ -35,12 +53,7 @@ static PyObject *c_create_stream_config_handle(PyObject *m, PyObject *unused) {
   return PyLong_FromVoidPtr(aclrtCreateStreamConfigHandle());
 }
 
-static PyObject *c_destroy_stream_config_handle(PyObject *m, PyObject *args) {
-  void *h;
-  if (!PyArg_ParseTuple(args, "O&:destroy_stream_config_handle", to_ptr, &h))
-    return NULL;
-  RET(aclrtDestroyStreamConfigHandle(h));
-}
+STREAM_FN(destroy_stream_config_handle, aclrtDestroyStreamConfigHandle, 0)
 
 /* set_stream_config_opt(handle, attr, value) -> ret.  value is a Python
  * int, passed as the C type of the attribute (the size C checks):
@@ -91,24 +104,6 @@ static PyObject *c_create_stream_v2(PyObject *m, PyObject *args) {
   aclError r = aclrtCreateStreamV2(&s, h);
   return ptr_ret(s, r);
 }
-
-#define STREAM_FN(pyname, cfn, release)                                        \
-  static PyObject *r_##pyname(PyObject *m, PyObject *args) {                   \
-    void *s;                                                                   \
-    if (!PyArg_ParseTuple(args, "O&:" #pyname, to_ptr, &s))                    \
-      return NULL;                                                             \
-    aclError r;                                                                \
-    if (release) {                                                             \
-      Py_BEGIN_ALLOW_THREADS r = cfn(s);                                       \
-      Py_END_ALLOW_THREADS                                                     \
-    } else {                                                                   \
-      r = cfn(s);                                                              \
-    }                                                                          \
-    RET(r);                                                                    \
-  }
-
-STREAM_FN(destroy_stream, aclrtDestroyStream, 0)
-STREAM_FN(destroy_stream_force, aclrtDestroyStreamForce, 1)
 
 static PyObject *r_synchronize_stream(PyObject *m, PyObject *args) {
   void *s;
@@ -338,7 +333,7 @@ PyMethodDef evrtpy_acl_rt_stream_methods[] = {
     M0(create_stream, r_create_stream),
     MV(create_stream_with_config, r_create_stream_with_config),
     M0(create_stream_config_handle, c_create_stream_config_handle),
-    MV(destroy_stream_config_handle, c_destroy_stream_config_handle),
+    MV(destroy_stream_config_handle, r_destroy_stream_config_handle),
     MV(set_stream_config_opt, c_set_stream_config_opt),
     MV(create_stream_v2, c_create_stream_v2),
     MV(destroy_stream, r_destroy_stream),

@@ -174,18 +174,21 @@ def test_allocator_get_by_stream_returns_registration(acl_device):
 # ------------------------------------------------ init / finalize callbacks
 
 def run(code, timeout=60):
-    """Runs code in a fresh interpreter after `import evrt.acl as acl`;
-    asserts it exited 0 and returns its stdout."""
-    r = run_python("import evrt.acl as acl\n" + textwrap.dedent(code),
+    """Runs code in a fresh interpreter after `import evrt.acl as acl` (and
+    pytest); asserts it ran to its end and returns what it printed before."""
+    r = run_python("import pytest\nimport evrt.acl as acl\n" +
+                   textwrap.dedent(code) + "\nprint('ok')\n",
                    timeout=timeout)
     assert r.returncode == 0, r.stdout + r.stderr
-    return r.stdout
+    out = r.stdout.splitlines()
+    assert out[-1:] == ["ok"], r.stdout
+    return out[:-1]
 
 
 def test_init_callbacks_order_user_data_and_config(tmp_path):
     cfg = tmp_path / "acl.json"
     cfg.write_text('{"dump": 1}')
-    out = run("""
+    run("""
         log = []
         OTHER, MODEL = acl.ACL_REG_TYPE_OTHER, acl.ACL_REG_TYPE_ACL_MODEL
         def a(cfg, u): log.append(("a", cfg, u))
@@ -204,13 +207,11 @@ def test_init_callbacks_order_user_data_and_config(tmp_path):
         assert acl.init_callback_register(acl.ACL_REG_TYPE_ACL_DVPP, late,
                                           None) == 0
         assert log[-1] == ("late", '{"dump": 1}', None), log
-        print("ok")
         """ % str(cfg))
-    assert out.strip() == "ok"
 
 
 def test_unregister_removes_exactly_that_callable():
-    out = run("""
+    run("""
         log = []
         OTHER = acl.ACL_REG_TYPE_OTHER
         class K:
@@ -236,13 +237,11 @@ def test_unregister_removes_exactly_that_callable():
         assert acl.init() == 0
         assert acl.finalize() == 0
         assert len(log) == 4, log
-        print("ok")
         """)
-    assert out.strip() == "ok"
 
 
 def test_init_callback_unregister_and_references():
-    out = run("""
+    run("""
         import gc, weakref
         log = []
         def cb(cfg, u): log.append(u)
@@ -259,13 +258,11 @@ def test_init_callback_unregister_and_references():
         assert w() is None                    # dropped once unregistered
         assert acl.init() == 0
         assert log == [], log
-        print("ok")
         """)
-    assert out.strip() == "ok"
 
 
 def test_callback_results_and_exceptions():
-    out = run("""
+    run("""
         import sys
         seen = []
         sys.unraisablehook = lambda h: seen.append(type(h.exc_value))
@@ -286,13 +283,11 @@ def test_callback_results_and_exceptions():
         # a finalize callback's code is acl.finalize's
         assert acl.finalize_callback_register(T, code, None) == 0
         assert acl.finalize() == 507000
-        print("ok")
         """)
-    assert out.strip() == "ok"
 
 
 def test_callback_registration_bad_input():
-    out = run("""
+    run("""
         log = []
         T = acl.ACL_REG_TYPE_ACL_OP_CBLAS
         def one(cfg, u): log.append(1)
@@ -308,31 +303,17 @@ def test_callback_registration_bad_input():
         assert acl.init_callback_unregister(acl.ACL_REG_TYPE_OTHER, one) == \\
             acl.ACL_ERROR_INTERNAL_ERROR
         for bad in ((T, 42, None), ("x", one, None), (T, None, None)):
-            try:
+            with pytest.raises(TypeError):
                 acl.init_callback_register(*bad)
-            except TypeError:
-                pass
-            else:
-                raise AssertionError(bad)
         for f in (acl.init_callback_unregister,
                   acl.finalize_callback_unregister):
-            try:
+            with pytest.raises(TypeError):
                 f(T, "one")
-            except TypeError:
-                pass
-            else:
-                raise AssertionError(f)
-        try:
-            acl.finalize_callback_register(T, one)    # user data missing
-        except TypeError:
-            pass
-        else:
-            raise AssertionError("no user data")
+        with pytest.raises(TypeError):                 # user data missing
+            acl.finalize_callback_register(T, one)
         assert acl.init() == 0
         assert log == [1], log
-        print("ok")
         """)
-    assert out.strip() == "ok"
 
 
 def test_registrations_of_one_kind_are_bounded():
@@ -348,11 +329,11 @@ def test_registrations_of_one_kind_are_bounded():
         assert acl.finalize_callback_register(OTHER, fns[n], None) == 0
         print(n)
         """)
-    assert int(out) == 32
+    assert out == ["32"]
 
 
 def test_finalize_reference():
-    out = run("""
+    run("""
         log = []
         def fini(u): log.append(u)
         assert acl.finalize_callback_register(acl.ACL_REG_TYPE_OTHER, fini,
@@ -371,16 +352,14 @@ def test_finalize_reference():
         assert acl.rt.destroy_stream(s) != 0
         assert acl.finalize_reference() == (0, acl.ACL_ERROR_REPEAT_FINALIZE)
         assert log == ["u"], log
-        print("ok")
         """)
-    assert out.strip() == "ok"
 
 
 def test_init_while_another_thread_finalizes_does_not_deadlock():
     """A finalize callback holds the C layer's callback lock and wants the
     GIL; acl.init and the registrations must not wait for that lock with
     the GIL held."""
-    out = run("""
+    run("""
         import threading, time
         entered = threading.Event()
         def fini(u):
@@ -402,6 +381,4 @@ def test_init_while_another_thread_finalizes_does_not_deadlock():
         assert acl.init_callback_register(acl.ACL_REG_TYPE_OTHER, noop,
                                           None) == 0
         t.join()
-        print("ok")
-        """, timeout=120)
-    assert out.strip() == "ok"
+        """, timeout=60)

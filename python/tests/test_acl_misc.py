@@ -240,6 +240,27 @@ def test_unregister_removes_exactly_that_callable():
         """)
 
 
+def test_callback_unregistering_itself_while_finalize_runs():
+    run("""
+        log = []
+        OTHER = acl.ACL_REG_TYPE_OTHER
+        def first(u):
+            log.append("first")
+            assert acl.finalize_callback_unregister(OTHER, first) == 0
+            assert acl.finalize_callback_unregister(OTHER, third) == 0
+        def second(u): log.append("second")
+        def third(u): log.append("third")
+        for f in (first, second, third):
+            assert acl.finalize_callback_register(OTHER, f, None) == 0
+        assert acl.init() == 0
+        assert acl.finalize() == 0
+        assert log == ["first", "second"], log     # third went before its turn
+        assert acl.init() == 0
+        assert acl.finalize() == 0
+        assert log == ["first", "second", "second"], log
+        """)
+
+
 def test_init_callback_unregister_and_references():
     run("""
         import gc, weakref

@@ -13,6 +13,12 @@
  * Lock: cb_lock, a recursive mutex (a callback may register another, as
  * CANN allows with its recursive mutex), taken before acl__lock never
  * after it.  Callbacks run with cb_lock held, as in CANN.
+ *
+ * A callback may also unregister itself or another one while the list is
+ * walked (the Python binding's callbacks can): while a walk runs
+ * (`walking` > 0, under cb_lock), an unregistered entry is unlinked, marked
+ * dead and kept on `graveyard` instead of freed, so the walk never reads
+ * freed memory and skips it; the outermost walk frees the graveyard.
  */
 #include "acl_internal.h"
 
@@ -24,6 +30,8 @@ struct cb {
   void *fn; /* aclInitCallbackFunc or aclFinalizeCallbackFunc */
   void *user;
   struct cb *next;
+  bool dead;        /* unregistered during a walk: skipped, freed after */
+  struct cb *grave; /* next on the graveyard */
 };
 
 static pthread_mutex_t cb_lock;
@@ -31,6 +39,8 @@ static pthread_once_t cb_once = PTHREAD_ONCE_INIT;
 static struct cb *init_cbs, *fini_cbs;
 static bool initialized;
 static char *config; /* the content of the last aclInit's config file */
+static unsigned walking;      /* run_list calls under way (cb_lock) */
+static struct cb *graveyard;  /* entries unregistered during them */
 static size_t config_len;
 
 static void make_lock(void) {
@@ -59,7 +69,7 @@ static aclError reg(const char *fn, struct cb **list,
   for (struct cb *x = *list; x && type != ACL_REG_TYPE_OTHER; x = x->next)
     taken |= x->type == type;
   if (!taken) {
-    *c = (struct cb){type, f, user, NULL};
+    *c = (struct cb){type, f, user, NULL, false, NULL};
     struct cb **pp = list;
     while (*pp)
       pp = &(*pp)->next;
@@ -84,9 +94,17 @@ static aclError unreg(const char *fn, struct cb **list,
   for (struct cb **pp = list; *pp; pp = &(*pp)->next)
     if ((*pp)->type == type && (*pp)->fn == f) {
       found = *pp;
-      *pp = found->next;
+      *pp = found->next; /* found->next stays: a walk may stand on it */
       break;
     }
+  if (found && walking) {
+    found->dead = true;
+    found->grave = graveyard;
+    graveyard = found;
+    found = NULL;
+    pthread_mutex_unlock(&cb_lock);
+    return ACL_SUCCESS;
+  }
   pthread_mutex_unlock(&cb_lock);
   if (!found)
     return acl__fail(ACL_ERROR_INTERNAL_ERROR, fn,
@@ -127,18 +145,19 @@ aclError aclFinalizeCallbackUnRegister(aclRegisterCallbackType type,
 }
 
 /* Type order: the ACL_REG_TYPE_* values ascending, ACL_REG_TYPE_OTHER last
- * (its value is the largest). */
-static aclError run_list(struct cb *list, bool init) {
+ * (its value is the largest).  Called with cb_lock held; the head is read
+ * again at each pass (a callback may have unlinked it). */
+static aclError walk(struct cb **list, bool init) {
   unsigned done_below = 0;
   for (;;) {
     unsigned next = UINT32_MAX; /* the smallest type not run yet */
-    for (struct cb *x = list; x; x = x->next)
+    for (struct cb *x = *list; x; x = x->next)
       if ((unsigned)x->type >= done_below && (unsigned)x->type < next)
         next = (unsigned)x->type;
     if (next == UINT32_MAX)
       return ACL_SUCCESS;
-    for (struct cb *x = list; x; x = x->next) {
-      if ((unsigned)x->type != next)
+    for (struct cb *x = *list; x; x = x->next) {
+      if ((unsigned)x->type != next || x->dead)
         continue;
       aclError r = init ? ((aclInitCallbackFunc)x->fn)(config ? config : "",
                                                         config_len, x->user)
@@ -150,6 +169,18 @@ static aclError run_list(struct cb *list, bool init) {
   }
 }
 
+static aclError run_list(struct cb **list, bool init) {
+  walking++;
+  aclError r = walk(list, init);
+  if (--walking == 0)
+    while (graveyard) {
+      struct cb *g = graveyard;
+      graveyard = g->grave;
+      free(g);
+    }
+  return r;
+}
+
 aclError acl__notify_init(const char *cfg, size_t len) {
   lock();
   free(config);
@@ -159,7 +190,7 @@ aclError acl__notify_init(const char *cfg, size_t len) {
     memcpy(config, cfg, len);
     config[len] = '\0';
   }
-  aclError r = run_list(init_cbs, true);
+  aclError r = run_list(&init_cbs, true);
   initialized = r == ACL_SUCCESS;
   pthread_mutex_unlock(&cb_lock);
   if (r)
@@ -170,7 +201,7 @@ aclError acl__notify_init(const char *cfg, size_t len) {
 aclError acl__notify_finalize(void) {
   lock();
   initialized = false;
-  aclError r = run_list(fini_cbs, false);
+  aclError r = run_list(&fini_cbs, false);
   pthread_mutex_unlock(&cb_lock);
   if (r)
     return acl__fail(r, "aclFinalize", "a finalize callback failed with %d",

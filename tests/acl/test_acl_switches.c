@@ -214,3 +214,42 @@ TEST(init_and_finalize_callbacks) {
   unlink(path);
   (void)aclGetRecentErrMsg();
 }
+
+/* A finalize callback that unregisters itself and a later one while
+ * aclFinalize walks the list (the Python binding's callbacks can): the
+ * walk must neither read the freed entries (AddressSanitizer) nor run the
+ * later one. */
+static int walk_runs[3];
+static aclError fini_c(void *user);
+static aclError fini_a(void *user) {
+  walk_runs[0]++;
+  (void)aclFinalizeCallbackUnRegister(ACL_REG_TYPE_OTHER, fini_a);
+  (void)aclFinalizeCallbackUnRegister(ACL_REG_TYPE_OTHER, fini_c);
+  return ACL_SUCCESS;
+}
+static aclError fini_b(void *user) {
+  walk_runs[1]++;
+  (void)aclFinalizeCallbackUnRegister(ACL_REG_TYPE_OTHER, fini_b);
+  return ACL_SUCCESS;
+}
+static aclError fini_c(void *user) {
+  walk_runs[2]++;
+  return ACL_SUCCESS;
+}
+
+TEST(callbacks_unregistered_while_they_run) {
+  ASSERT_OK(aclFinalizeCallbackRegister(ACL_REG_TYPE_OTHER, fini_a, NULL));
+  ASSERT_OK(aclFinalizeCallbackRegister(ACL_REG_TYPE_OTHER, fini_b, NULL));
+  ASSERT_OK(aclFinalizeCallbackRegister(ACL_REG_TYPE_OTHER, fini_c, NULL));
+  ASSERT_OK(reinit(NULL));
+  ASSERT_EQ(walk_runs[0], 1);
+  ASSERT_EQ(walk_runs[1], 1);
+  ASSERT_EQ(walk_runs[2], 0); /* unregistered before its turn */
+  /* all three are gone */
+  ASSERT_ACL(aclFinalizeCallbackUnRegister(ACL_REG_TYPE_OTHER, fini_a), ACL_ERROR_INTERNAL_ERROR);
+  ASSERT_ACL(aclFinalizeCallbackUnRegister(ACL_REG_TYPE_OTHER, fini_b), ACL_ERROR_INTERNAL_ERROR);
+  ASSERT_ACL(aclFinalizeCallbackUnRegister(ACL_REG_TYPE_OTHER, fini_c), ACL_ERROR_INTERNAL_ERROR);
+  ASSERT_OK(reinit(NULL));
+  ASSERT_EQ(walk_runs[0] + walk_runs[1] + walk_runs[2], 2);
+  (void)aclGetRecentErrMsg();
+}

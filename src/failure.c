@@ -359,33 +359,40 @@ evrt_status_t evrt_stream_clear_error(evrt_stream_t h,
   return error_of(h, info, true);
 }
 
+/* Raise *a to v (never lower it: concurrent callers keep the larger);
+ * `mo` orders a successful raise. */
+static void raise_to(atomic_uint_least64_t *a, uint64_t v, memory_order mo) {
+  uint64_t cur = atomic_load_explicit(a, memory_order_relaxed);
+  while (cur < v && !atomic_compare_exchange_weak_explicit(
+                        a, &cur, v, mo, memory_order_relaxed))
+    ;
+}
+
+/* The head task of s (done + 1) and what is enqueued: *head is 0 when
+ * nothing is pending.  done is read first (acquire, as every reader of
+ * done_seq): a task completing meanwhile makes the head its successor,
+ * which counts as the head all the same. */
+static uint64_t head_task(struct evrt__stream *s, uint64_t *enq) {
+  uint64_t done = atomic_load_explicit(&s->done_seq, memory_order_acquire);
+  *enq = atomic_load_explicit(&s->enq_seq, memory_order_acquire);
+  return *enq > done ? done + 1 : 0;
+}
+
 evrt_status_t evrt_stream_abort(evrt_stream_t h) {
   struct evrt__stream *s = NULL;
   evrt_status_t st = get_stream(h, &s);
   if (st)
     return st;
-  /* The head task (done + 1, when anything is pending) counts as running,
-   * as for evrt_stream_stop: a host function there is killed, not
-   * discarded.  A raise only; relaxed: published by the raise below. */
-  uint64_t done = atomic_load_explicit(&s->done_seq, memory_order_acquire);
-  uint64_t mark = atomic_load_explicit(&s->enq_seq, memory_order_acquire);
-  if (mark > done) {
-    uint64_t hd = atomic_load_explicit(&s->abort_head, memory_order_relaxed);
-    while (hd < done + 1 &&
-           !atomic_compare_exchange_weak_explicit(&s->abort_head, &hd, done + 1,
-                                                  memory_order_relaxed,
-                                                  memory_order_relaxed))
-      ;
-  }
+  /* The head task counts as running, as for evrt_stream_stop: a host
+   * function there is killed, not discarded.  Relaxed: published by the
+   * raise of abort_seq below. */
+  uint64_t mark;
+  uint64_t head = head_task(s, &mark);
+  if (head)
+    raise_to(&s->abort_head, head, memory_order_relaxed);
   /* Everything enqueued so far that has not started.  seq_cst: ordered
-   * before the resume below (which the worker acquires), and a raise only:
-   * concurrent aborts keep the larger mark. */
-  uint64_t cur = atomic_load_explicit(&s->abort_seq, memory_order_relaxed);
-  while (cur < mark &&
-         !atomic_compare_exchange_weak_explicit(&s->abort_seq, &cur, mark,
-                                                memory_order_seq_cst,
-                                                memory_order_relaxed))
-    ;
+   * before the resume below (which the worker acquires). */
+  raise_to(&s->abort_seq, mark, memory_order_seq_cst);
   /* A parked head (a wait, a delay) re-evaluates and is skipped; a running
    * or queued stream sees the mark at its next item; an idle one has
    * nothing to discard. */
@@ -398,22 +405,12 @@ evrt_status_t evrt_stream_stop(evrt_stream_t h) {
   evrt_status_t st = get_stream(h, &s);
   if (st)
     return st;
-  /* The head task: done + 1, if anything is pending (done < enq).  Read
-   * done first (acquire, as every reader of done_seq): a task completing
-   * meanwhile makes the mark its successor, which counts as the head. */
-  uint64_t done = atomic_load_explicit(&s->done_seq, memory_order_acquire);
-  uint64_t enq = atomic_load_explicit(&s->enq_seq, memory_order_acquire);
-  if (enq <= done)
-    return EVRT_SUCCESS; /* nothing pending: nothing to stop */
-  uint64_t mark = done + 1;
-  /* A raise only (concurrent stops keep the larger); relaxed: the running
-   * function polls it, nothing is published with it. */
-  uint64_t cur = atomic_load_explicit(&s->stop_seq, memory_order_relaxed);
-  while (cur < mark &&
-         !atomic_compare_exchange_weak_explicit(&s->stop_seq, &cur, mark,
-                                                memory_order_relaxed,
-                                                memory_order_relaxed))
-    ;
+  uint64_t enq;
+  uint64_t head = head_task(s, &enq);
+  /* Nothing pending: nothing to stop.  Relaxed: the running function
+   * polls it, nothing is published with it. */
+  if (head)
+    raise_to(&s->stop_seq, head, memory_order_relaxed);
   return EVRT_SUCCESS;
 }
 

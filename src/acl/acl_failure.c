@@ -57,9 +57,13 @@ aclError acl__failure_code(const evrt_task_failure_t *f) {
 /* Runs on the evrt worker that ran the failed task, marked as running it. */
 static void on_failure(const evrt_task_failure_t *f, void *unused) {
   (void)unused;
+  /* aclrtStreamGetId's id (acl__lock is a leaf held for a lookup: no wait
+   * of the worker's) */
+  int32_t sid = acl__stream_acl_id(f->stream_id);
   struct rtExceptionInfo info = {
       .taskid = (uint32_t)f->task_id,
-      .streamid = (uint32_t)(f->stream_id & 0x7fffffff), /* aclrtStreamGetId */
+      .streamid = sid >= 0 ? (uint32_t)sid
+                           : (uint32_t)(f->stream_id & 0x7fffffff),
       .tid = (uint32_t)f->thread_id,
       .deviceid = (uint32_t)f->device,
       .retcode = (uint32_t)acl__failure_code(f),

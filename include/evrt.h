@@ -596,12 +596,34 @@ EVRT_EXPORT evrt_status_t evrt_stream_clear_error(evrt_stream_t stream,
 /* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_last_task_failure(evrt_task_failure_t *info);
 /* Discard the work queued on the stream: every task enqueued before the
- * call that has not started is skipped (a running host function is not
- * interrupted); parked waits end at once.  Its generations complete, so
- * waiters are released.  The stream is usable at once: work enqueued after
- * the call runs normally. */
+ * call that has not started is skipped; a running host function is asked
+ * to end (evrt_host_func_cancelled), and a host function at the head of
+ * the stream counts as running, as for evrt_stream_stop (the caller cannot
+ * tell whether its worker had entered it); parked waits end at once.  Its
+ * generations complete, so waiters are released.  The stream is usable at
+ * once: work enqueued after the call runs normally. */
 /* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_stream_abort(evrt_stream_t stream);
+/* Ask the host function running on the stream to end, and keep the queued
+ * work, which runs after it.  The task at the head of the stream when the
+ * call looks counts as running even if its worker has not entered it yet;
+ * a stream with nothing pending is left alone. */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_stream_stop(evrt_stream_t stream);
+
+#define EVRT_CANCEL_STOP 1  /* evrt_stream_stop asked it to end */
+#define EVRT_CANCEL_ABORT 2 /* evrt_stream_abort did */
+/* Called by a host function (evrt_launch_host_func, _status, or a thread
+ * serving a stream): EVRT_CANCEL_ABORT or EVRT_CANCEL_STOP once its stream
+ * was aborted or stopped since it was enqueued, else 0 (0 outside host
+ * functions).  A CPU cannot kill a running function, so a long one polls
+ * this and returns early where a device would kill its kernel.  A host
+ * function run by a worker that got a non-zero answer and then returns (0,
+ * for a status function) counts as killed: the stream's error is pending
+ * as for a failed task, with status EVRT_ERROR_ABORTED, code the
+ * EVRT_CANCEL_ value and task_id the killed task. */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT int evrt_host_func_cancelled(void);
 
 /* Called on the worker that ran a failed task, right after it and before
  * the stream goes on, with no runtime lock held (as a host function of that

@@ -31,6 +31,14 @@ static inline bool evrt__skip(struct evrt__stream *s, struct evrt__item *it) {
 /* A host task returned code != 0 (the worker, after it ran). */
 void evrt__task_failed(struct evrt__stream *s, struct evrt__item *it,
                        int32_t code);
+/* What evrt_host_func_cancelled answered non-zero on this thread, while it
+ * runs a host function (0 otherwise); the worker reads it after the
+ * function returns. */
+extern EVRT_TLS int evrt__tls_cancelled;
+/* The host function `it` returned after seeing its cancellation (the
+ * worker, after it ran): record it as killed unless an error is pending,
+ * and clear evrt__tls_cancelled. */
+void evrt__task_killed(struct evrt__stream *s, struct evrt__item *it);
 /* A fresh stream incarnation: no error, continue mode. */
 void evrt__failure_reset(struct evrt__stream *s);
 /* The error pending on s for work up to target, reported as a failing

@@ -104,6 +104,13 @@ struct evrt__stream {
    * worker loads it before each item, a hit in this line it writes). */
   atomic_uint_least64_t err_seq;
   atomic_uint_least64_t abort_seq;
+  /* stop_seq: the task evrt_stream_stop asked to end (it and earlier ones
+   * see evrt_host_func_cancelled; later ones run as usual). */
+  atomic_uint_least64_t stop_seq;
+  /* abort_head: the head task when the last abort looked; a host function
+   * there counts as running: it runs and is asked to end, not discarded
+   * (written before abort_seq's raise, read after its acquire). */
+  atomic_uint_least64_t abort_head;
   /* --- identity */
   /* Atomic because evrt_device_synchronize reads it on slots that may be
    * mid-reuse (a destroyed stream still draining, device.c); everyone else

@@ -27,6 +27,7 @@
 
 EVRT_TLS uint64_t evrt__tls_last_stream_id;
 EVRT_TLS uint64_t evrt__tls_last_seq;
+EVRT_TLS int evrt__tls_cancelled;
 /* General-dynamic, like the error message: not on any fast path. */
 static _Thread_local evrt_task_failure_t tls_failure;
 
@@ -37,6 +38,8 @@ void evrt__failure_reset(struct evrt__stream *s) {
   memset(&s->fail, 0, sizeof s->fail);
   atomic_store_explicit(&s->err_seq, 0, memory_order_relaxed);
   atomic_store_explicit(&s->abort_seq, 0, memory_order_relaxed);
+  atomic_store_explicit(&s->stop_seq, 0, memory_order_relaxed);
+  atomic_store_explicit(&s->abort_head, 0, memory_order_relaxed);
   atomic_store_explicit(&s->skipping, false, memory_order_relaxed);
   atomic_store_explicit(&s->fail_stop, 0, memory_order_relaxed);
   evrt__spin_unlock(&s->flock);
@@ -206,9 +209,17 @@ bool evrt__skip_slow(struct evrt__stream *s, struct evrt__item *it) {
    * their records complete (src/graph_exec.c). */
   if (it->kind == EVRT__ITEM_GRAPH)
     return false;
+  /* acquire: pairs with the abort's raise, after its abort_head store */
   bool aborted =
-      atomic_load_explicit(&s->abort_seq, memory_order_relaxed) >= it->seq;
-  if (!aborted && !atomic_load_explicit(&s->skipping, memory_order_relaxed))
+      atomic_load_explicit(&s->abort_seq, memory_order_acquire) >= it->seq;
+  bool skipping = atomic_load_explicit(&s->skipping, memory_order_relaxed);
+  if (!aborted && !skipping)
+    return false;
+  /* The head host function of an abort runs, and sees its cancellation: the
+   * caller could not tell whether it had started (evrt_stream_abort). */
+  if (aborted && !skipping &&
+      (it->kind == EVRT__ITEM_HOST_FUNC || it->kind == EVRT__ITEM_HOST_TASK) &&
+      atomic_load_explicit(&s->abort_head, memory_order_relaxed) == it->seq)
     return false;
   cancel_pending(it);
   if (aborted && atomic_load_explicit(&s->err_seq, memory_order_relaxed) == 0) {
@@ -216,6 +227,20 @@ bool evrt__skip_slow(struct evrt__stream *s, struct evrt__item *it) {
     record(s, &r);
   }
   return true;
+}
+
+void evrt__task_killed(struct evrt__stream *s, struct evrt__item *it) {
+  int why = evrt__tls_cancelled;
+  evrt__tls_cancelled = 0;
+  struct evrt__failrec r = {.status = EVRT_ERROR_ABORTED,
+                            .code = why,
+                            .seq = it->seq};
+  if (it->kind == EVRT__ITEM_HOST_TASK) {
+    r.thread = it->u.task.thread;
+    r.fn = it->u.task.fn;
+    r.user = it->u.task.user;
+  }
+  record(s, &r); /* a failure it returned itself stays the one reported */
 }
 
 /* ------------------------------------------------------------ the host */
@@ -334,26 +359,76 @@ evrt_status_t evrt_stream_clear_error(evrt_stream_t h,
   return error_of(h, info, true);
 }
 
+/* Raise *a to v (never lower it: concurrent callers keep the larger);
+ * `mo` orders a successful raise. */
+static void raise_to(atomic_uint_least64_t *a, uint64_t v, memory_order mo) {
+  uint64_t cur = atomic_load_explicit(a, memory_order_relaxed);
+  while (cur < v && !atomic_compare_exchange_weak_explicit(
+                        a, &cur, v, mo, memory_order_relaxed))
+    ;
+}
+
+/* The head task of s (done + 1) and what is enqueued: *head is 0 when
+ * nothing is pending.  done is read first (acquire, as every reader of
+ * done_seq): a task completing meanwhile makes the head its successor,
+ * which counts as the head all the same. */
+static uint64_t head_task(struct evrt__stream *s, uint64_t *enq) {
+  uint64_t done = atomic_load_explicit(&s->done_seq, memory_order_acquire);
+  *enq = atomic_load_explicit(&s->enq_seq, memory_order_acquire);
+  return *enq > done ? done + 1 : 0;
+}
+
 evrt_status_t evrt_stream_abort(evrt_stream_t h) {
   struct evrt__stream *s = NULL;
   evrt_status_t st = get_stream(h, &s);
   if (st)
     return st;
+  /* The head task counts as running, as for evrt_stream_stop: a host
+   * function there is killed, not discarded.  Relaxed: published by the
+   * raise of abort_seq below. */
+  uint64_t mark;
+  uint64_t head = head_task(s, &mark);
+  if (head)
+    raise_to(&s->abort_head, head, memory_order_relaxed);
   /* Everything enqueued so far that has not started.  seq_cst: ordered
-   * before the resume below (which the worker acquires), and a raise only:
-   * concurrent aborts keep the larger mark. */
-  uint64_t mark = atomic_load_explicit(&s->enq_seq, memory_order_acquire);
-  uint64_t cur = atomic_load_explicit(&s->abort_seq, memory_order_relaxed);
-  while (cur < mark &&
-         !atomic_compare_exchange_weak_explicit(&s->abort_seq, &cur, mark,
-                                                memory_order_seq_cst,
-                                                memory_order_relaxed))
-    ;
+   * before the resume below (which the worker acquires). */
+  raise_to(&s->abort_seq, mark, memory_order_seq_cst);
   /* A parked head (a wait, a delay) re-evaluates and is skipped; a running
    * or queued stream sees the mark at its next item; an idle one has
    * nothing to discard. */
   evrt__be_stream_resume(s);
   return EVRT_SUCCESS;
+}
+
+evrt_status_t evrt_stream_stop(evrt_stream_t h) {
+  struct evrt__stream *s = NULL;
+  evrt_status_t st = get_stream(h, &s);
+  if (st)
+    return st;
+  uint64_t enq;
+  uint64_t head = head_task(s, &enq);
+  /* Nothing pending: nothing to stop.  Relaxed: the running function
+   * polls it, nothing is published with it. */
+  if (head)
+    raise_to(&s->stop_seq, head, memory_order_relaxed);
+  return EVRT_SUCCESS;
+}
+
+int evrt_host_func_cancelled(void) {
+  struct evrt__stream *s = evrt__tls_stream;
+  if (!s)
+    return 0;
+  /* relaxed: a flag polled by the function itself; abort and stop publish
+   * nothing through it */
+  uint64_t k = evrt__tls_seq + 1;
+  int why = 0;
+  if (atomic_load_explicit(&s->abort_seq, memory_order_relaxed) >= k)
+    why = EVRT_CANCEL_ABORT;
+  else if (atomic_load_explicit(&s->stop_seq, memory_order_relaxed) >= k)
+    why = EVRT_CANCEL_STOP;
+  if (why)
+    evrt__tls_cancelled = why;
+  return why;
 }
 
 /* ------------------------------------------------------------- threads */
@@ -382,12 +457,15 @@ evrt_status_t evrt_thread_serve_begin(evrt_stream_t h, uint64_t task_id) {
    * the task or beyond on this stream would never end. */
   evrt__tls_stream = s;
   evrt__tls_seq = task_id - 1;
+  evrt__tls_cancelled = 0; /* the worker records kills; a serving thread not */
   return EVRT_SUCCESS;
 }
 
 void evrt_thread_serve_end(void) {
   /* Only a thread that began serving (never a worker inside a host
    * function: that one returns to its worker loop, which clears it). */
-  if (!evrt__backend->on_own_thread())
+  if (!evrt__backend->on_own_thread()) {
     evrt__tls_stream = NULL;
+    evrt__tls_cancelled = 0;
+  }
 }

@@ -4,7 +4,8 @@
  * memory/9_multistream_sync_memory).  ACL has no call that launches a
  * kernel, so the "kernels" are host tasks; the failing one returns its
  * error code through evrt's native evrt_launch_host_func_status (an ACL
- * stream is an evrt stream). */
+ * stream is an evrt stream); the long one polls evrt_host_func_cancelled
+ * so that a stop or an abort can end it. */
 #include "sample_common.h"
 
 #include <evrt.h>
@@ -39,6 +40,39 @@ static void three_tasks(aclrtStream s, uint32_t *x) {
   r = aclrtSynchronizeStream(s);
   INFO_LOG("The next synchronize returned %d: the error was reported once.",
            r);
+}
+
+/* A long kernel (seconds on a device): it polls evrt_host_func_cancelled,
+ * so that aclrtStreamStop and aclrtStreamAbort kill it as a device kills a
+ * running kernel; without them it would add 1 after 10 s. */
+static void long_task(void *arg) {
+  for (int ms = 0; ms < 10000; ms++) {
+    if (evrt_host_func_cancelled())
+      return;
+    struct timespec ms1 = {0, 1000000L};
+    nanosleep(&ms1, NULL);
+  }
+  *(uint32_t *)arg += 1;
+}
+
+/* stream/1's last part: stop keeps the queue, abort discards it. */
+static void stop_and_abort(void) {
+  aclrtStream s;
+  uint32_t x = 0;
+  CHECK_ERROR(aclrtCreateStream(&s));
+  CHECK_ERROR(aclrtLaunchHostFunc(s, long_task, &x));
+  CHECK_ERROR(aclrtLaunchHostFunc(s, easy_task, &x));
+  CHECK_ERROR(aclrtStreamStop(s));
+  aclError r = aclrtSynchronizeStream(s);
+  INFO_LOG("After aclrtStreamStop the synchronize returned %d, the counter "
+           "is %u.", r, x);
+  CHECK_ERROR(aclrtLaunchHostFunc(s, long_task, &x));
+  CHECK_ERROR(aclrtLaunchHostFunc(s, easy_task, &x));
+  CHECK_ERROR(aclrtStreamAbort(s));
+  r = aclrtSynchronizeStream(s);
+  INFO_LOG("After aclrtStreamAbort the synchronize returned %d, the counter "
+           "is %u.", r, x);
+  CHECK_ERROR(aclrtDestroyStream(s));
 }
 
 static void failures(void) {
@@ -130,6 +164,7 @@ int main(void) {
   CHECK_ERROR(aclInit(NULL));
   CHECK_ERROR(aclrtSetDevice(0));
   failures();
+  stop_and_abort();
   notifies();
   values();
   CHECK_ERROR(aclrtResetDevice(0));

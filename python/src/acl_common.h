@@ -207,6 +207,134 @@ static inline int conv_u32(PyObject *o, void *slot) {
   return 1;
 }
 
+/* More element converters (seq_to_array, dict_conv): a size_t, a uint64_t,
+ * an int64_t, an int32_t (OverflowError outside its range). */
+static inline int conv_size(PyObject *o, void *slot) {
+  return cv_size(o, (size_t *)slot);
+}
+static inline int conv_u64(PyObject *o, void *slot) {
+  return cv_u64(o, (uint64_t *)slot);
+}
+static inline int conv_i64(PyObject *o, void *slot) {
+  return cv_i64(o, (int64_t *)slot);
+}
+static inline int conv_i32(PyObject *o, void *slot) {
+  long v = PyLong_AsLong(o);
+  if (v == -1 && PyErr_Occurred())
+    return 0;
+  if (v < INT32_MIN || v > INT32_MAX) {
+    PyErr_SetString(PyExc_OverflowError, "value does not fit in 32 bits");
+    return 0;
+  }
+  *(int32_t *)slot = (int32_t)v;
+  return 1;
+}
+
+/* A list of pids (any sequence of ints) as an int32_t array the caller
+ * frees with PyMem_Free. */
+static inline int to_pids(PyObject *o, int32_t **out, size_t *n) {
+  void *v;
+  Py_ssize_t k;
+  if (!seq_to_array(o, "pids must be a sequence of ints", sizeof(int32_t),
+                    conv_i32, &v, &k))
+    return 0;
+  *out = v;
+  *n = (size_t)k;
+  return 1;
+}
+
+/* ValueError unless two sequences that describe the same items (a batch's
+ * sizes and sources, ...) have the same length. */
+static inline int same_len(Py_ssize_t a, Py_ssize_t b, const char *what) {
+  if (a == b)
+    return 1;
+  PyErr_Format(PyExc_ValueError, "%s must have the same length (%zd, %zd)",
+               what, a, b);
+  return 0;
+}
+
+/* d[key] converted by conv (one of the conv_* above) into *out: KeyError
+ * when missing, conv's error when malformed.  The C struct fields of the
+ * dicts below are read this way. */
+static inline int dict_conv(PyObject *d, const char *key,
+                            int (*conv)(PyObject *, void *), void *out) {
+  PyObject *v = PyDict_GetItemString(d, key); /* borrowed */
+  if (!v) {
+    PyErr_Format(PyExc_KeyError, "'%s' is missing", key);
+    return 0;
+  }
+  return conv(v, out);
+}
+
+/* d[key] as a dict (borrowed): KeyError when missing, TypeError when not a
+ * dict. */
+static inline PyObject *dict_sub(PyObject *d, const char *key) {
+  PyObject *v = PyDict_GetItemString(d, key);
+  if (!v) {
+    PyErr_Format(PyExc_KeyError, "'%s' is missing", key);
+    return NULL;
+  }
+  return check_dict(v, key) ? v : NULL;
+}
+
+/* The optional reserved bytes d[key] (a sequence of at most n ints, each
+ * one byte) into out, zero-filled; absent: all zero.  CANN requires them
+ * zero, and the C calls check: this lets a test pass non-zero ones. */
+static inline int dict_rsv(PyObject *d, const char *key, uint8_t *out,
+                           size_t n) {
+  memset(out, 0, n);
+  PyObject *v = PyDict_GetItemString(d, key);
+  if (!v)
+    return 1;
+  void *a;
+  Py_ssize_t k;
+  if (!seq_to_array(v, "reserved bytes must be a sequence of ints",
+                    sizeof(uint32_t), conv_u32, &a, &k))
+    return 0;
+  int ok = (size_t)k <= n;
+  for (Py_ssize_t i = 0; ok && i < k; i++)
+    ok = ((uint32_t *)a)[i] <= 0xff;
+  if (ok)
+    for (Py_ssize_t i = 0; i < k; i++)
+      out[i] = (uint8_t)((uint32_t *)a)[i];
+  PyMem_Free(a);
+  if (!ok)
+    PyErr_Format(PyExc_ValueError, "'%s' holds at most %zu bytes (0..255)",
+                 key, n);
+  return ok;
+}
+
+/* The aclrtMemLocation dict of pyACL: {"id", "type"}, into *l (to_loc),
+ * d[key] into *l (dict_loc), and back (loc_dict). */
+static inline int to_loc(PyObject *d, aclrtMemLocation *l) {
+  uint64_t id, type;
+  if (!check_dict(d, "location") || !dict_u64(d, "id", &id) ||
+      !dict_u64(d, "type", &type))
+    return 0;
+  l->id = (uint32_t)id;
+  l->type = (aclrtMemLocationType)type;
+  return 1;
+}
+
+static inline int dict_loc(PyObject *d, const char *key, aclrtMemLocation *l) {
+  PyObject *v = PyDict_GetItemString(d, key);
+  if (!v) {
+    PyErr_Format(PyExc_KeyError, "'%s' is missing", key);
+    return 0;
+  }
+  return to_loc(v, l);
+}
+
+static inline PyObject *loc_dict(const aclrtMemLocation *l) {
+  PyObject *d = PyDict_New();
+  if (d && (!dict_put(d, "id", PyLong_FromUnsignedLong(l->id)) ||
+            !dict_put(d, "type", PyLong_FromLong((long)l->type)))) {
+    Py_DECREF(d);
+    return NULL;
+  }
+  return d;
+}
+
 #define M0(name, fn) {#name, (PyCFunction)fn, METH_NOARGS, NULL}
 #define MV(name, fn) {#name, (PyCFunction)fn, METH_VARARGS, NULL}
 
@@ -221,6 +349,8 @@ extern PyMethodDef evrtpy_acl_rt_stream_methods[];
 extern PyMethodDef evrtpy_acl_rt_event_methods[];
 extern PyMethodDef evrtpy_acl_rt_callback_methods[];
 extern PyMethodDef evrtpy_acl_rt_memory_methods[];
+extern PyMethodDef evrtpy_acl_rt_pool_methods[];
+extern PyMethodDef evrtpy_acl_rt_copy_methods[];
 extern PyMethodDef evrtpy_acl_util_methods[];
 extern PyMethodDef evrtpy_acl_rt_failure_methods[];
 extern PyMethodDef evrtpy_acl_base_methods[];

@@ -29,6 +29,8 @@
  *   acl_rt_event.c      events, interprocess event handles
  *   acl_rt_callback.c   callbacks, host functions, reports
  *   acl_rt_memory.c     memory: allocation, copies, fills, queries
+ *   acl_rt_pool.c       memory pools, managed memory
+ *   acl_rt_copy.c       batch copies, copy with offset, random numbers
  *   acl_rt_vmm.c        virtual and physical memory
  *   acl_rt_allocator.c  the external allocator interface
  *   acl_rt_failure.c    failures, values, notifies, interprocess memory,
@@ -39,6 +41,8 @@
 #include "acl_common.h"
 
 #ifdef EVRTPY_HAVE_ACL
+
+#include <acl/acl_rt_memory_soma.h> /* the pool constants */
 
 /* The helpers this file and the family files share are in acl_common.h. */
 int evrtpy_acl_to_ptr(PyObject *o, void **out) { return to_ptr(o, out); }
@@ -137,6 +141,7 @@ static const struct named acl_constants[] = {
     C(ACL_STREAM_FAST_LAUNCH), C(ACL_STREAM_FAST_SYNC),
     C(ACL_STREAM_PERSISTENT), C(ACL_STREAM_HUGE), C(ACL_STREAM_CPU_SCHEDULE),
     C(ACL_STREAM_DEVICE_USE_ONLY), C(ACL_CONTINUE_ON_FAILURE),
+    C(ACL_STOP_ON_FAILURE), C(ACL_IPC_EVENT_HANDLE_SIZE),
     /* aclrtStreamConfigAttr, aclRegisterCallbackType */
     C(ACL_RT_STREAM_WORK_ADDR_PTR), C(ACL_RT_STREAM_WORK_SIZE),
     C(ACL_RT_STREAM_FLAG), C(ACL_RT_STREAM_PRIORITY),
@@ -144,7 +149,6 @@ static const struct named acl_constants[] = {
     C(ACL_REG_TYPE_ACL_OP_CBLAS), C(ACL_REG_TYPE_ACL_OP_COMPILER),
     C(ACL_REG_TYPE_ACL_TDT_CHANNEL), C(ACL_REG_TYPE_ACL_TDT_QUEUE),
     C(ACL_REG_TYPE_ACL_DVPP), C(ACL_REG_TYPE_ACL_RETR), C(ACL_REG_TYPE_OTHER),
-    C(ACL_STOP_ON_FAILURE), C(ACL_IPC_EVENT_HANDLE_SIZE),
     C(ACL_DEVICE), C(ACL_HOST),
     C(ACL_EVENT_STATUS_COMPLETE), C(ACL_EVENT_STATUS_NOT_READY),
     C(ACL_EVENT_STATUS_RESERVED),
@@ -243,6 +247,47 @@ static const struct named cover_constants[] = {
     C(ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM),
     C(ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED),
     C(ACL_MEMCPY_INNER_DEVICE_TO_DEVICE),
+    /* pools, managed memory, batch copies, random numbers, newer VMM
+     * (acl_rt_pool.c, acl_rt_copy.c, acl_rt_vmm.c) */
+    C(ACL_RT_MEM_POOL_REUSE_FOLLOW_EVENT_DEPENDENCIES),
+    C(ACL_RT_MEM_POOL_REUSE_ALLOW_OPPORTUNISTIC),
+    C(ACL_RT_MEM_POOL_REUSE_ALLOW_INTERNAL_DEPENDENCIES),
+    C(ACL_RT_MEM_POOL_ATTR_RELEASE_THRESHOLD),
+    C(ACL_RT_MEM_POOL_ATTR_RESERVED_MEM_CURRENT),
+    C(ACL_RT_MEM_POOL_ATTR_RESERVED_MEM_HIGH),
+    C(ACL_RT_MEM_POOL_ATTR_USED_MEM_CURRENT),
+    C(ACL_RT_MEM_POOL_ATTR_USED_MEM_HIGH), C(ACL_MEM_HANDLE_TYPE_POSIX),
+    C(ACL_RT_MEM_ATTACH_GLOBAL), C(ACL_MEM_ADVISE_SET_READ_MOSTLY),
+    C(ACL_MEM_ADVISE_UNSET_READ_MOSTLY),
+    C(ACL_MEM_ADVISE_SET_PREFERRED_LOCATION),
+    C(ACL_MEM_ADVISE_UNSET_PREFERRED_LOCATION),
+    C(ACL_MEM_ADVISE_SET_ACCESSED_BY), C(ACL_MEM_ADVISE_UNSET_ACCESSED_BY),
+    C(ACL_MEM_LOCATIONTYPE_INVALID), C(ACL_MEM_LOCATIONTYPE_DEVICE),
+    C(ACL_MEM_LOCATIONTYPE_HOST), C(ACL_MEM_LOCATIONTYPE_HOST_NUMA),
+    C(ACL_MEM_LOCATIONTYPE_HOST_NUMA_CURRENT),
+    C(ACL_MEM_RANGE_ATTRIBUTE_READ_MOSTLY),
+    C(ACL_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION),
+    C(ACL_MEM_RANGE_ATTRIBUTE_ACCESSED_BY),
+    C(ACL_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE),
+    C(ACL_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID),
+    C(ACL_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION),
+    C(ACL_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE),
+    C(ACL_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID),
+    C(ACL_MEM_LOCATION_TYPE_HOST_NUMA),
+    C(ACL_RT_RANDOM_NUM_FUNC_TYPE_DROPOUT_BITMASK),
+    C(ACL_RT_RANDOM_NUM_FUNC_TYPE_UNIFORM_DIS),
+    C(ACL_RT_RANDOM_NUM_FUNC_TYPE_NORMAL_DIS),
+    C(ACL_RT_RANDOM_NUM_FUNC_TYPE_TRUNCATED_NORMAL_DIS),
+    C(ACL_RT_MEM_ACCESS_FLAGS_NONE), C(ACL_RT_MEM_ACCESS_FLAGS_READ),
+    C(ACL_RT_MEM_ACCESS_FLAGS_READWRITE),
+    C(ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT), C(ACL_MEM_SHARE_HANDLE_TYPE_FABRIC),
+    C(ACL_RT_VMM_EXPORT_FLAG_DEFAULT),
+    C(ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION),
+    C(ACL_RT_HAC_TYPE_STARS), C(ACL_RT_HAC_TYPE_AICPU), C(ACL_RT_HAC_TYPE_AIC),
+    C(ACL_RT_HAC_TYPE_AIV), C(ACL_RT_HAC_TYPE_PCIEDMA), C(ACL_RT_HAC_TYPE_RDMA),
+    C(ACL_RT_HAC_TYPE_SDMA), C(ACL_RT_HAC_TYPE_DVPP), C(ACL_RT_HAC_TYPE_UDMA),
+    C(ACL_RT_HAC_TYPE_CCU), C(ACL_RT_HOST_MEM_MAP_NOT_SUPPORTED),
+    C(ACL_RT_HOST_MEM_MAP_SUPPORTED), C(ACL_ERROR_RT_NO_PERMISSION),
     /* aclrtLastErrLevel, aclrtDeviceLimit */
     C(ACL_RT_THREAD_LEVEL), C(ACL_RT_DEV_LIMIT_SIMT_STACK_SIZE),
     C(ACL_RT_DEV_LIMIT_SIMT_DVG_WARP_STACK_SIZE),
@@ -314,6 +359,8 @@ int evrtpy_acl_init(PyObject *module) {
       PyModule_AddFunctions(rt, evrtpy_acl_rt_event_methods) < 0 ||
       PyModule_AddFunctions(rt, evrtpy_acl_rt_callback_methods) < 0 ||
       PyModule_AddFunctions(rt, evrtpy_acl_rt_memory_methods) < 0 ||
+      PyModule_AddFunctions(rt, evrtpy_acl_rt_pool_methods) < 0 ||
+      PyModule_AddFunctions(rt, evrtpy_acl_rt_copy_methods) < 0 ||
       PyModule_AddFunctions(util, evrtpy_acl_util_methods) < 0 ||
       PyModule_AddFunctions(rt, evrtpy_acl_rt_failure_methods) < 0 ||
       PyModule_AddFunctions(acl, evrtpy_acl_base_methods) < 0 ||

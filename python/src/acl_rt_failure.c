@@ -16,31 +16,7 @@
  * (pyACL's conventions: outputs first, then ret; handles and pointers are
  * ints; keys are str) */
 
-static int to_pids(PyObject *o, int32_t **out, size_t *n) {
-  PyObject *seq = PySequence_Fast(o, "pids must be a sequence of ints");
-  if (!seq)
-    return 0;
-  Py_ssize_t k = PySequence_Fast_GET_SIZE(seq);
-  int32_t *v = PyMem_Malloc((size_t)(k ? k : 1) * sizeof *v);
-  if (!v) {
-    Py_DECREF(seq);
-    PyErr_NoMemory();
-    return 0;
-  }
-  for (Py_ssize_t i = 0; i < k; i++) {
-    long x = PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, i));
-    if (x == -1 && PyErr_Occurred()) {
-      PyMem_Free(v);
-      Py_DECREF(seq);
-      return 0;
-    }
-    v[i] = (int32_t)x;
-  }
-  Py_DECREF(seq);
-  *out = v;
-  *n = (size_t)k;
-  return 1;
-}
+/* to_pids (a list of pids as int32_t) is in acl_common.h. */
 
 static PyObject *exc_fn; /* set_exception_info_callback's callable */
 static void exc_trampoline(aclrtExceptionInfo *info) {

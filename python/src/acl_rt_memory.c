@@ -312,25 +312,12 @@ static PyObject *c_pointer_get_attributes(PyObject *m, PyObject *args) {
   aclrtPtrAttributes a;
   memset(&a, 0, sizeof a);
   aclError r = aclrtPointerGetAttributes(p, &a);
-  PyObject *loc = PyDict_New(), *d = PyDict_New(),
-           *rsv = Py_BuildValue("[IIII]", a.rsv[0], a.rsv[1], a.rsv[2],
-                                a.rsv[3]);
-  if (!loc || !d || !rsv ||
-      !dict_put(loc, "id", PyLong_FromUnsignedLong(a.location.id)) ||
-      !dict_put(loc, "type", PyLong_FromUnsignedLong(a.location.type)) ||
-      !dict_put(d, "page_size", PyLong_FromUnsignedLong(a.pageSize))) {
-    Py_XDECREF(loc);
+  PyObject *d = PyDict_New();
+  if (!d || !dict_put(d, "location", loc_dict(&a.location)) ||
+      !dict_put(d, "page_size", PyLong_FromUnsignedLong(a.pageSize)) ||
+      !dict_put(d, "rsv", Py_BuildValue("[IIII]", a.rsv[0], a.rsv[1],
+                                        a.rsv[2], a.rsv[3]))) {
     Py_XDECREF(d);
-    Py_XDECREF(rsv);
-    return NULL;
-  }
-  if (!dict_put(d, "location", loc)) {
-    Py_DECREF(d);
-    Py_DECREF(rsv);
-    return NULL;
-  }
-  if (!dict_put(d, "rsv", rsv)) {
-    Py_DECREF(d);
     return NULL;
   }
   return Py_BuildValue("(Ni)", d, (int)r);

@@ -256,8 +256,7 @@ static void destroy_ctx_streams(struct acl__ctx *ctx) {
     struct acl__stream *gone[64];
     for (int i = 0; i < a.n; i++) {
       struct acl__stream *m = acl__map_del(&acl__streams, a.ids[i]);
-      if (acl__stream_count[ctx->device])
-        acl__stream_count[ctx->device]--;
+      acl__stream_removed(m);
       if (m->is_default && ctx->is_default)
         a.list[i] = NULL;
       gone[i] = m;

@@ -46,6 +46,13 @@ static struct {
 static atomic_bool native_installed;
 
 aclError acl__failure_code(const evrt_task_failure_t *f) {
+  /* A kernel killed while it ran: CANN's stream_with_failure_mode README
+   * shows 507000 after aclrtStreamStop and the AI core's exception, 507035,
+   * after aclrtStreamAbort.  Work discarded before it ran: 107023. */
+  if (f->status == EVRT_ERROR_ABORTED && f->code == EVRT_CANCEL_STOP)
+    return ACL_ERROR_RT_INTERNAL_ERROR;
+  if (f->status == EVRT_ERROR_ABORTED && f->code == EVRT_CANCEL_ABORT)
+    return ACL_ERROR_RT_VECTOR_CORE_EXCEPTION;
   if (f->status == EVRT_ERROR_ABORTED)
     return ACL_ERROR_RT_STREAM_ABORT;
   /* the task's own aclError when it is one (1xxxxx to 5xxxxx) */
@@ -57,9 +64,13 @@ aclError acl__failure_code(const evrt_task_failure_t *f) {
 /* Runs on the evrt worker that ran the failed task, marked as running it. */
 static void on_failure(const evrt_task_failure_t *f, void *unused) {
   (void)unused;
+  /* aclrtStreamGetId's id (acl__lock is a leaf held for a lookup: no wait
+   * of the worker's) */
+  int32_t sid = acl__stream_acl_id(f->stream_id);
   struct rtExceptionInfo info = {
       .taskid = (uint32_t)f->task_id,
-      .streamid = (uint32_t)(f->stream_id & 0x7fffffff), /* aclrtStreamGetId */
+      .streamid = sid >= 0 ? (uint32_t)sid
+                           : (uint32_t)(f->stream_id & 0x7fffffff),
       .tid = (uint32_t)f->thread_id,
       .deviceid = (uint32_t)f->device,
       .retcode = (uint32_t)acl__failure_code(f),
@@ -233,11 +244,9 @@ aclError aclrtStreamStop(aclrtStream stream) {
   if (!stream)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
                      "stream is NULL (the default stream cannot be stopped)");
-  /* CANN stops the task running on the stream and keeps the others.  A
-   * running host task cannot be interrupted, and the queued ones are kept:
-   * nothing to do but check the handle (docs/acl.md). */
-  uint64_t id;
-  return acl__st(evrt_stream_get_id((evrt_stream_t)stream, &id), fn);
+  /* CANN stops the task running on the stream and keeps the others: the
+   * running host task is asked to end (evrt_host_func_cancelled). */
+  return acl__st(evrt_stream_stop((evrt_stream_t)stream), fn);
 }
 
 /* ------------------------------------------------ stream state callbacks */

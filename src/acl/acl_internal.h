@@ -130,6 +130,10 @@ struct acl__stream {
   /* aclrtSetStreamResLimit: per aclrtDevResLimitType, 0 = not set */
   uint32_t res_limit[2];
   uint32_t overflow_switch; /* aclrtSetStreamOverflowSwitch */
+  /* aclrtStreamGetId: the smallest id free on its device when it was
+   * registered (CANN's ids are per device and reused, like hardware
+   * stream slots), so a device's first default stream is 0. */
+  int32_t acl_id;
 };
 extern struct acl__map *acl__streams;
 extern unsigned acl__stream_count[ACL__MAX_DEVICES];
@@ -144,6 +148,13 @@ aclError acl__stream_locked(const char *fn, aclrtStream s,
 /* Register a stream created by the layer (lock held). */
 int acl__stream_add(evrt_stream_t h, struct acl__ctx *ctx,
                          uint32_t flags, uint32_t priority, bool is_default);
+
+/* A stream's metadata was just taken out of acl__streams (lock held):
+ * its device's stream count and its id are free again. */
+void acl__stream_removed(const struct acl__stream *m);
+/* aclrtStreamGetId's id of the stream whose evrt id is id, or -1 when the
+ * layer does not know it (takes acl__lock). */
+int32_t acl__stream_acl_id(uint64_t id);
 
 /* A stream's metadata left the table (destroy, device reset): release
  * its subscriptions and their queued callbacks (acl_callback.c).  Takes

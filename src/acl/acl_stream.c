@@ -11,6 +11,35 @@
 
 struct acl__map *acl__streams;
 unsigned acl__stream_count[ACL__MAX_DEVICES];
+/* The ids in use on each device (bit i: id i), under acl__lock. */
+static uint64_t used_ids[ACL__MAX_DEVICES][(ACL__STREAM_LIMIT + 63) / 64];
+
+static int32_t take_id(int device) {
+  uint64_t *w = used_ids[device];
+  for (unsigned i = 0; i < (ACL__STREAM_LIMIT + 63) / 64; i++)
+    if (~w[i]) {
+      int b = __builtin_ctzll(~w[i]);
+      w[i] |= 1ull << b;
+      return (int32_t)(i * 64 + (unsigned)b);
+    }
+  return -1; /* more streams than the limit: only the count refuses them */
+}
+
+void acl__stream_removed(const struct acl__stream *m) {
+  int d = m->ctx->device;
+  if (acl__stream_count[d])
+    acl__stream_count[d]--;
+  if (m->acl_id >= 0)
+    used_ids[d][m->acl_id / 64] &= ~(1ull << (m->acl_id % 64));
+}
+
+int32_t acl__stream_acl_id(uint64_t id) {
+  pthread_mutex_lock(&acl__lock);
+  struct acl__stream *m = acl__map_get(&acl__streams, id);
+  int32_t v = m ? m->acl_id : -1;
+  pthread_mutex_unlock(&acl__lock);
+  return v;
+}
 
 int acl__stream_add(evrt_stream_t h, struct acl__ctx *ctx,
                          uint32_t flags, uint32_t priority, bool is_default) {
@@ -30,6 +59,7 @@ int acl__stream_add(evrt_stream_t h, struct acl__ctx *ctx,
     return -1;
   }
   acl__stream_count[ctx->device]++;
+  m->acl_id = take_id(ctx->device);
   return 0;
 }
 
@@ -129,8 +159,8 @@ static aclError destroy(const char *fn, aclrtStream stream, bool wait) {
     return acl__st(st, fn);
   pthread_mutex_lock(&acl__lock);
   m = acl__map_del(&acl__streams, id);
-  if (m && acl__stream_count[m->ctx->device])
-    acl__stream_count[m->ctx->device]--;
+  if (m)
+    acl__stream_removed(m);
   pthread_mutex_unlock(&acl__lock);
   if (!m) /* another thread destroyed it meanwhile */
     return acl__fail(ACL_ERROR_RT_INVALID_HANDLE, fn,
@@ -278,7 +308,10 @@ aclError aclrtStreamGetId(aclrtStream stream, int32_t *streamId) {
   evrt_status_t st = evrt_stream_get_id(h, &id);
   if (st)
     return acl__st(st, fn);
-  *streamId = (int32_t)(id & 0x7fffffff);
+  int32_t v = acl__stream_acl_id(id);
+  /* A stream the layer did not create (a native evrt stream) keeps evrt's
+   * process-wide id. */
+  *streamId = v >= 0 ? v : (int32_t)(id & 0x7fffffff);
   return ACL_SUCCESS;
 }
 

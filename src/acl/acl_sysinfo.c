@@ -18,7 +18,10 @@
  */
 #include "acl_internal.h"
 
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/sysinfo.h>
 #include <unistd.h>
@@ -66,6 +69,26 @@ void acl__host_memory(size_t *free_bytes, size_t *total_bytes) {
 /* The packages this layer answers for: the runtime (under the names CANN
  * accepts: "runtime", and the package's own "npu-runtime" or
  * "npu_runtime").  Any other package has no version.info here: 100003. */
+/* The host link the virtual devices report: EVRT_ACL_HOST_LINK=pcie (the
+ * default: a PCIe card with PCI bus ids) or hccs (a POD module off PCIe,
+ * whose PCI bus id queries answer 207000 as CANN's do off PCIe).  Read once;
+ * another value is warned about and taken as pcie. */
+static bool host_link_pcie(void) {
+  static atomic_int link; /* 0 unread, 1 pcie, 2 hccs; relaxed: idempotent */
+  int v = atomic_load_explicit(&link, memory_order_relaxed);
+  if (!v) {
+    const char *e = getenv("EVRT_ACL_HOST_LINK");
+    v = 1;
+    if (e && !strcmp(e, "hccs"))
+      v = 2;
+    else if (e && *e && strcmp(e, "pcie"))
+      fprintf(stderr, "evrt: EVRT_ACL_HOST_LINK=%s is neither pcie nor hccs: "
+                      "pcie\n", e);
+    atomic_store_explicit(&link, v, memory_order_relaxed);
+  }
+  return v == 1;
+}
+
 static aclError pkg_version(const char *fn, const char *pkg,
                             const char **version) {
   if (!strcmp(pkg, "runtime") || !strcmp(pkg, "npu-runtime") ||
@@ -343,10 +366,12 @@ aclError aclrtGetDeviceInfo(uint32_t deviceId, aclrtDevAttr attr,
     *value = 0;
     break;
   case ACL_DEV_ATTR_HD_CONNECT_TYPE:
-    *value = ACL_HOST_DEVICE_CONNECT_TYPE_PCIE;
+    *value = host_link_pcie() ? ACL_HOST_DEVICE_CONNECT_TYPE_PCIE
+                              : ACL_HOST_DEVICE_CONNECT_TYPE_HCCS;
     break;
   case ACL_DEV_ATTR_DEVICE_FORM_FACTOR:
-    *value = ACL_DEVICE_FORM_FACTOR_PCIE_CARD;
+    *value = host_link_pcie() ? ACL_DEVICE_FORM_FACTOR_PCIE_CARD
+                              : ACL_DEVICE_FORM_FACTOR_POD;
     break;
   case ACL_DEV_ATTR_NPU_ARCH:
     *value = acl__soc.npu_arch;
@@ -436,6 +461,11 @@ aclError aclrtDeviceGetUuid(int32_t deviceId, aclrtUuid *uuid) {
  * "%04x:%02x:%02x.%x" form; a buffer needs 13 bytes. */
 #define PCI_BUS_ID_MIN_LEN 13
 
+static aclError no_pcie(const char *fn) {
+  return acl__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, fn,
+                   "the host link is not PCIe (EVRT_ACL_HOST_LINK=hccs)");
+}
+
 aclError aclrtDeviceGetPCIBusId(int32_t deviceId, char *pciBusId,
                                 int32_t len) {
   static const char fn[] = "aclrtDeviceGetPCIBusId";
@@ -446,6 +476,8 @@ aclError aclrtDeviceGetPCIBusId(int32_t deviceId, char *pciBusId,
   if (len < PCI_BUS_ID_MIN_LEN)
     return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
                      "len %d is below %d", (int)len, PCI_BUS_ID_MIN_LEN);
+  if (!host_link_pcie())
+    return no_pcie(fn);
   snprintf(pciBusId, (size_t)len, "%04x:%02x:%02x.%x", 0u,
            0x01u + (unsigned)deviceId, 0u, 0u);
   return ACL_SUCCESS;
@@ -456,6 +488,8 @@ aclError aclrtDeviceGetByPCIBusId(const char *pciBusId, int32_t *deviceId) {
   if (!pciBusId || !deviceId)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "%s is NULL",
                      pciBusId ? "deviceId" : "pciBusId");
+  if (!host_link_pcie())
+    return no_pcie(fn);
   int n = 0;
   evrt_device_count(&n);
   for (int d = 0; d < n && d < ACL__MAX_DEVICES; d++) {

@@ -429,6 +429,8 @@ bool evrt__exec_run_item(struct evrt__stream *s, struct evrt__item *it) {
     evrt__tls_seq = it->seq - 1;
     it->u.host.fn(it->u.host.user);
     evrt__tls_stream = NULL;
+    if (EVRT_UNLIKELY(evrt__tls_cancelled))
+      evrt__task_killed(s, it); /* it saw evrt_host_func_cancelled */
     /* Host functions stand for kernels: what they stored may satisfy a
      * parked value wait (src/value.c). */
     if (EVRT_UNLIKELY(atomic_load_explicit(&evrt__value_armed,
@@ -443,6 +445,8 @@ bool evrt__exec_run_item(struct evrt__stream *s, struct evrt__item *it) {
     if (EVRT_UNLIKELY(rc != 0))
       evrt__task_failed(s, it, rc); /* callbacks run as its host function */
     evrt__tls_stream = NULL;
+    if (EVRT_UNLIKELY(evrt__tls_cancelled))
+      evrt__task_killed(s, it);
     if (EVRT_UNLIKELY(atomic_load_explicit(&evrt__value_armed,
                                            memory_order_relaxed)))
       evrt__value_kick();

@@ -471,3 +471,37 @@ TEST(host_atomic_capabilities) {
   ASSERT_EQ(keep[1], 9u);
   (void)aclGetRecentErrMsg();
 }
+
+/* EVRT_ACL_HOST_LINK: pcie (default) gives PCI bus ids; hccs poses a
+ * device off PCIe, whose bus id queries answer 207000 and change nothing
+ * (CANN's device_identity_mapping README machine).  CTest runs this case
+ * once more as test_acl_device_info_hccs, with the variable set. */
+TEST(host_link) {
+  const char *e = getenv("EVRT_ACL_HOST_LINK");
+  bool hccs = e && !strcmp(e, "hccs");
+  int64_t link = -1, form = -1;
+  ASSERT_OK(aclrtGetDeviceInfo(0, ACL_DEV_ATTR_HD_CONNECT_TYPE, &link));
+  ASSERT_OK(aclrtGetDeviceInfo(0, ACL_DEV_ATTR_DEVICE_FORM_FACTOR, &form));
+  ASSERT_EQ(link, hccs ? ACL_HOST_DEVICE_CONNECT_TYPE_HCCS
+                       : ACL_HOST_DEVICE_CONNECT_TYPE_PCIE);
+  ASSERT_EQ(form, hccs ? ACL_DEVICE_FORM_FACTOR_POD
+                       : ACL_DEVICE_FORM_FACTOR_PCIE_CARD);
+  char bus[16] = "untouched";
+  int32_t dev = 9;
+  if (hccs) {
+    ASSERT_ACL(aclrtDeviceGetPCIBusId(0, bus, sizeof bus),
+               ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
+    ASSERT(strcmp(bus, "untouched") == 0);
+    ASSERT_ACL(aclrtDeviceGetByPCIBusId("0000:01:00.0", &dev),
+               ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
+    ASSERT_EQ(dev, 9);
+  } else {
+    ASSERT_OK(aclrtDeviceGetPCIBusId(0, bus, sizeof bus));
+    ASSERT_OK(aclrtDeviceGetByPCIBusId(bus, &dev));
+    ASSERT_EQ(dev, 0);
+  }
+  /* bad input is checked first either way */
+  ASSERT_ACL(aclrtDeviceGetPCIBusId(0, NULL, 16), ACL_ERROR_INVALID_PARAM);
+  ASSERT_ACL(aclrtDeviceGetPCIBusId(-1, bus, sizeof bus),
+             ACL_ERROR_RT_INVALID_DEVICEID);
+}

@@ -218,6 +218,42 @@ TEST(stream_abort_discards_queued_tasks) {
   ASSERT_ACL(aclrtStreamStop(s), ACL_ERROR_RT_INVALID_HANDLE);
 }
 
+/* A kernel that a stop or an abort kills while it runs (CANN's
+ * stream_with_failure_mode sample): it polls evrt_host_func_cancelled, as
+ * a long stand-in kernel does, for at most 60 s. */
+static atomic_int kentered;
+static void polling_kernel(void *p) {
+  (void)p;
+  atomic_store(&kentered, 1);
+  for (int i = 0; i < 60000 && !evrt_host_func_cancelled(); i++)
+    sleep_ms(1);
+}
+
+TEST(stop_and_abort_kill_a_running_kernel) {
+  aclrtStream s;
+  ASSERT_OK(aclrtCreateStream(&s));
+  atomic_store(&counter, 0);
+  /* stop: the running kernel ends with 507000, the queue runs */
+  atomic_store(&kentered, 0);
+  ASSERT_OK(aclrtLaunchHostFunc(s, polling_kernel, NULL));
+  ASSERT_OK(aclrtLaunchHostFunc(s, easy, NULL));
+  WAIT_UNTIL(atomic_load(&kentered), 30000);
+  ASSERT_OK(aclrtStreamStop(s));
+  ASSERT_ACL(aclrtSynchronizeStream(s), ACL_ERROR_RT_INTERNAL_ERROR);
+  ASSERT_EQ(atomic_load(&counter), 1);
+  ASSERT_OK(aclrtSynchronizeStream(s)); /* reported once */
+  /* abort: the running kernel ends with the AI core's exception 507035,
+   * the queue is discarded */
+  atomic_store(&kentered, 0);
+  ASSERT_OK(aclrtLaunchHostFunc(s, polling_kernel, NULL));
+  ASSERT_OK(aclrtLaunchHostFunc(s, easy, NULL));
+  WAIT_UNTIL(atomic_load(&kentered), 30000);
+  ASSERT_OK(aclrtStreamAbort(s));
+  ASSERT_ACL(aclrtSynchronizeStream(s), ACL_ERROR_RT_VECTOR_CORE_EXCEPTION);
+  ASSERT_EQ(atomic_load(&counter), 1);
+  ASSERT_OK(aclrtDestroyStream(s));
+}
+
 static struct {
   atomic_int created, destroyed;
   aclrtStream last;

@@ -97,3 +97,42 @@ TEST(bad_input) {
   ASSERT_EQ(got, 77);
   (void)aclGetRecentErrMsg();
 }
+
+/* aclrtStreamGetId: ids count per device from the default stream's 0 and a
+ * destroyed stream's id is taken again (CANN's stream_config_query sample
+ * prints 1 for the first stream it creates after aclrtSetDevice). */
+TEST(stream_ids_per_device_and_reused) {
+  int32_t def = -1, a = -1, b = -1, c = -1, d1 = -1, d1s = -1;
+  ASSERT_OK(aclrtStreamGetId(NULL, &def));
+  ASSERT_EQ(def, 0);
+  aclrtStream s1, s2, s3, t;
+  ASSERT_OK(aclrtCreateStream(&s1));
+  ASSERT_OK(aclrtCreateStream(&s2));
+  ASSERT_OK(aclrtStreamGetId(s1, &a));
+  ASSERT_OK(aclrtStreamGetId(s2, &b));
+  ASSERT_EQ(a, 1);
+  ASSERT_EQ(b, 2);
+  ASSERT_OK(aclrtDestroyStream(s1));
+  ASSERT_OK(aclrtCreateStream(&s3));
+  ASSERT_OK(aclrtStreamGetId(s3, &c));
+  ASSERT_EQ(c, 1); /* the smallest free id */
+  /* another device counts on its own */
+  uint32_t n = 0;
+  ASSERT_OK(aclrtGetDeviceCount(&n));
+  if (n > 1) {
+    ASSERT_OK(aclrtSetDevice(1));
+    ASSERT_OK(aclrtStreamGetId(NULL, &d1));
+    ASSERT_EQ(d1, 0);
+    ASSERT_OK(aclrtCreateStream(&t));
+    ASSERT_OK(aclrtStreamGetId(t, &d1s));
+    ASSERT_EQ(d1s, 1);
+    ASSERT_OK(aclrtDestroyStream(t));
+    ASSERT_OK(aclrtResetDevice(1));
+    ASSERT_OK(aclrtSetDevice(0));
+  }
+  ASSERT_OK(aclrtDestroyStream(s2));
+  ASSERT_OK(aclrtDestroyStream(s3));
+  /* bad input: NULL output, a destroyed stream; nothing changes */
+  ASSERT_ACL(aclrtStreamGetId(NULL, NULL), ACL_ERROR_INVALID_PARAM);
+  ASSERT(aclrtStreamGetId(s2, &a) != ACL_SUCCESS);
+}

@@ -19,12 +19,16 @@
 /* to_pids (a list of pids as int32_t) is in acl_common.h. */
 
 static PyObject *exc_fn; /* set_exception_info_callback's callable */
-static void exc_trampoline(aclrtExceptionInfo *info) {
+
+/* Calls *where(info) if it holds a callable.  Runs on the evrt worker that
+ * ran the failed task, without the C layer's lock; the slot is read under
+ * the GIL and may be emptied meanwhile (we hold our own reference). */
+static void run_exc(PyObject **where, aclrtExceptionInfo *info) {
   if (!evrtpy_trampoline_enter(0))
     return;
   evrtpy_gil_t g;
   evrtpy_gil_take(&g);
-  PyObject *fn = exc_fn;
+  PyObject *fn = *where;
   Py_XINCREF(fn);
   if (fn) {
     PyObject *r = PyObject_CallFunction(fn, "K",
@@ -37,6 +41,99 @@ static void exc_trampoline(aclrtExceptionInfo *info) {
   }
   evrtpy_gil_drop(&g);
   evrtpy_trampoline_leave(0);
+}
+static void exc_trampoline(aclrtExceptionInfo *info) { run_exc(&exc_fn, info); }
+
+/* exception_info_callback_register / _unregister: the C layer keeps
+ * function pointers (at most 16, a pointer registered twice once), so each
+ * registered Python callable gets its own trampoline, slot i <-> exc_tr_i.
+ * Slots change under the GIL; the C calls take only the layer's callback
+ * lock, which a trampoline never holds while it waits for the GIL. */
+#define EXC_SLOTS 16
+static PyObject *exc_slots[EXC_SLOTS];
+#define XT(i)                                                                  \
+  static void exc_tr##i(aclrtExceptionInfo *info) {                            \
+    run_exc(&exc_slots[i], info);                                              \
+  }
+XT(0) XT(1) XT(2) XT(3) XT(4) XT(5) XT(6) XT(7)
+XT(8) XT(9) XT(10) XT(11) XT(12) XT(13) XT(14) XT(15)
+#undef XT
+static const aclrtExceptionInfoCallback exc_tr[EXC_SLOTS] = {
+    exc_tr0, exc_tr1, exc_tr2,  exc_tr3,  exc_tr4,  exc_tr5,  exc_tr6,  exc_tr7,
+    exc_tr8, exc_tr9, exc_tr10, exc_tr11, exc_tr12, exc_tr13, exc_tr14, exc_tr15};
+
+/* The slot holding a callable equal to fn, or -1.  GIL held. */
+static int exc_find(PyObject *fn) {
+  for (int i = 0; i < EXC_SLOTS; i++) {
+    if (!exc_slots[i])
+      continue;
+    int eq = PyObject_RichCompareBool(exc_slots[i], fn, Py_EQ);
+    if (eq == 1)
+      return i;
+    if (eq < 0)
+      PyErr_Clear(); /* a failing __eq__ counts as "not this one" */
+  }
+  return -1;
+}
+
+/* fn: a callable, or None for C's NULL (100000); else TypeError. */
+static int exc_arg(PyObject *args, const char *name, PyObject **fn) {
+  if (!PyArg_ParseTuple(args, "O", fn))
+    return -1;
+  if (*fn != Py_None && !PyCallable_Check(*fn)) {
+    PyErr_Format(PyExc_TypeError, "%s: %.100s is not callable", name,
+                 Py_TYPE(*fn)->tp_name);
+    return -1;
+  }
+  return 0;
+}
+
+/* exception_info_callback_register(fn) -> ret: fn(info) runs, with the
+ * other registered callbacks, when a task fails; a callable registered
+ * already is not added again (0). */
+static PyObject *r_exception_info_callback_register(PyObject *m,
+                                                    PyObject *args) {
+  PyObject *fn;
+  if (exc_arg(args, "exception_info_callback_register", &fn))
+    return NULL;
+  if (fn == Py_None)
+    RET(aclrtExceptionInfoCallbackRegister(NULL));
+  if (exc_find(fn) >= 0)
+    RET(ACL_SUCCESS);
+  int i = 0;
+  while (i < EXC_SLOTS && exc_slots[i])
+    i++;
+  if (i == EXC_SLOTS)
+    RET(ACL_ERROR_RT_OVER_LIMIT); /* the C layer's own limit */
+  Py_INCREF(fn);
+  exc_slots[i] = fn; /* before the C call: a failure may run it at once */
+  aclError r = aclrtExceptionInfoCallbackRegister(exc_tr[i]);
+  if (r != ACL_SUCCESS) {
+    exc_slots[i] = NULL;
+    Py_DECREF(fn);
+  }
+  RET(r);
+}
+
+/* exception_info_callback_unregister(fn) -> ret: 0 also when fn is not
+ * registered, as the C call. */
+static PyObject *r_exception_info_callback_unregister(PyObject *m,
+                                                      PyObject *args) {
+  PyObject *fn;
+  if (exc_arg(args, "exception_info_callback_unregister", &fn))
+    return NULL;
+  if (fn == Py_None)
+    RET(aclrtExceptionInfoCallbackUnregister(NULL));
+  int i = exc_find(fn);
+  if (i < 0)
+    RET(ACL_SUCCESS);
+  aclError r = aclrtExceptionInfoCallbackUnregister(exc_tr[i]);
+  if (r == ACL_SUCCESS) {
+    PyObject *old = exc_slots[i];
+    exc_slots[i] = NULL;
+    Py_DECREF(old);
+  }
+  RET(r);
 }
 
 #pragma GCC diagnostic push
@@ -420,6 +517,9 @@ static PyObject *r_get_op_execute_timeout(PyObject *m, PyObject *unused) {
 /* Added to evrt.acl.rt by evrtpy_acl_init. */
 PyMethodDef evrtpy_acl_rt_failure_methods[] = {
     MV(set_exception_info_callback, r_set_exception_info_callback),
+    MV(exception_info_callback_register, r_exception_info_callback_register),
+    MV(exception_info_callback_unregister,
+       r_exception_info_callback_unregister),
     MV(get_task_id_from_exception_info, r_get_task_id_from_exception_info),
     MV(get_stream_id_from_exception_info, r_get_stream_id_from_exception_info),
     MV(get_thread_id_from_exception_info, r_get_thread_id_from_exception_info),

@@ -170,3 +170,65 @@ def test_ipc_memory_conventions():
     assert pid > 0
     assert rt.ipc_mem_close(key) == 0
     assert rt.free(dev) == 0
+
+
+def _failing_task(stream, code):
+    """Enqueue a host task that fails with `code` (evrt's native
+    evrt_launch_host_func_status through ctypes: an ACL stream is an evrt
+    stream); returns the ctypes callback, to keep alive until it ran."""
+    import ctypes
+    with open("/proc/self/maps") as f:
+        paths = {line.split()[-1] for line in f if "libevrt.so" in line}
+    lib = ctypes.CDLL(sorted(paths)[0])
+    proto = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p)
+    cb = proto(lambda _: code)
+    lib.evrt_launch_host_func_status.argtypes = [ctypes.c_void_p, proto,
+                                                 ctypes.c_void_p]
+    assert lib.evrt_launch_host_func_status(stream, cb, None) == 0
+    return cb
+
+
+def test_exception_info_callbacks_register_and_unregister():
+    s = ok(rt.create_stream())
+    seen_a, seen_b = [], []
+
+    def a(info):
+        seen_a.append((rt.get_error_code_from_exception_info(info),
+                       rt.get_stream_id_from_exception_info(info)))
+
+    def b(info):
+        seen_b.append(rt.get_error_code_from_exception_info(info))
+
+    assert rt.exception_info_callback_register(a) == 0
+    assert rt.exception_info_callback_register(a) == 0  # once
+    assert rt.exception_info_callback_register(b) == 0
+    keep = _failing_task(s, acl.ACL_ERROR_RT_VECTOR_CORE_EXCEPTION)
+    assert rt.synchronize_stream(s) == acl.ACL_ERROR_RT_VECTOR_CORE_EXCEPTION
+    sid = ok(rt.stream_get_id(s))
+    assert seen_a == [(acl.ACL_ERROR_RT_VECTOR_CORE_EXCEPTION, sid)]
+    assert seen_b == [acl.ACL_ERROR_RT_VECTOR_CORE_EXCEPTION]
+    # a unregistered: only b runs
+    assert rt.exception_info_callback_unregister(a) == 0
+    assert rt.exception_info_callback_unregister(a) == 0  # not registered: 0
+    keep = _failing_task(s, 507000)
+    assert rt.synchronize_stream(s) == 507000
+    assert len(seen_a) == 1 and seen_b[-1] == 507000
+    assert rt.exception_info_callback_unregister(b) == 0
+    del keep
+    # bad input: C's NULL is 100000; a non-callable is a TypeError
+    assert rt.exception_info_callback_register(None) == \
+        acl.ACL_ERROR_INVALID_PARAM
+    assert rt.exception_info_callback_unregister(None) == \
+        acl.ACL_ERROR_INVALID_PARAM
+    with pytest.raises(TypeError):
+        rt.exception_info_callback_register(3)
+    # the C layer's limit: 16 registrations at once
+    fns = [(lambda i: (lambda info: None))(i) for i in range(17)]
+    rets = [rt.exception_info_callback_register(f) for f in fns]
+    assert rets[:16] == [0] * 16
+    assert rets[16] == acl.ACL_ERROR_RT_OVER_LIMIT
+    for f in fns:
+        assert rt.exception_info_callback_unregister(f) == 0
+    assert rt.exception_info_callback_register(a) == 0  # room again
+    assert rt.exception_info_callback_unregister(a) == 0
+    assert rt.destroy_stream(s) == 0

@@ -184,6 +184,7 @@ struct acl__blk {
   int device;
   bool shared; /* evrt interprocess memory (acl_memory.c: device blocks of a
                   page or more; imported ones) */
+  struct acl__blk *next; /* acl_memory.c: freed blocks not yet released */
 };
 /* The block holding [p, p+n) (copied out), or false. */
 bool acl__mem_find(const void *p, size_t n, struct acl__blk *out);

@@ -197,6 +197,31 @@ static void release_blk(void *arg) {
   free(b);
 }
 
+/* Blocks freed for the program whose memory EVRT_CHECK's quarantine still
+ * holds (with the checker off, only for the time of the call), under
+ * mem_lock.  The checker calls release_later when a block leaves its
+ * quarantine and forgets its shadow then: without it, memory the heap
+ * reuses for anything the checker does not track (a Python buffer) would be
+ * reported as used after the free. */
+static struct acl__blk *freed;
+
+static void release_later(void *p) {
+  pthread_mutex_lock(&mem_lock);
+  struct acl__blk **pp = &freed, *b = NULL;
+  for (; *pp; pp = &(*pp)->next)
+    if ((*pp)->start == (uintptr_t)p) {
+      b = *pp;
+      *pp = b->next;
+      break;
+    }
+  pthread_mutex_unlock(&mem_lock);
+  if (!b)
+    return; /* not ours: cannot happen */
+  if (evrt_device_launch_host_func(EVRT_DEVICE_ALL, release_blk, b) !=
+      EVRT_SUCCESS)
+    release_blk(b); /* no memory to defer: release now (as CANN does) */
+}
+
 static aclError release(const char *fn, void *p, bool host) {
   ACL__ENTER(fn);
   if (!p)
@@ -215,13 +240,16 @@ static aclError release(const char *fn, void *p, bool host) {
     acl__managed_forget(p);
   }
   bury(b);
+  pthread_mutex_lock(&mem_lock);
+  b->next = freed;
+  freed = b;
+  pthread_mutex_unlock(&mem_lock);
   /* Freed for the program (and EVRT_CHECK) now; the memory itself when
+   * the checker's quarantine lets it go (at once with the checker off) and
    * the tasks enqueued before this call can no longer touch it (top of
    * file). */
-  evrt_check_free(p, b->size, NULL);
-  if (evrt_device_launch_host_func(EVRT_DEVICE_ALL, release_blk, b) !=
-      EVRT_SUCCESS)
-    release_blk(b); /* no memory to defer: release now (as CANN does) */
+  if (evrt_check_free(p, b->size, release_later) != EVRT_SUCCESS)
+    release_later(p);
   return ACL_SUCCESS;
 }
 

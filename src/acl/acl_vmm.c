@@ -360,6 +360,9 @@ static aclError reserve(const char *fn, void **virPtr, size_t size,
   }
   r->start = (uintptr_t)p;
   r->size = len;
+  /* EVRT_CHECK: new addresses, whatever lived there before (a freed
+   * aclrtMalloc block the kernel gave the range back for) */
+  evrt_check_alloc(p, len);
   pthread_mutex_lock(&vmm_lock);
   r->next = reserves;
   reserves = r;

@@ -181,6 +181,29 @@ SCENARIO(acl_synchronize_orders, CLEAN) {
   OK(aclrtMemset(dev, N, 3, N));
 }
 
+/* Freed host blocks go back to the heap (after the checker's quarantine),
+ * which hands their addresses to memory the checker does not track: plain
+ * malloc'd buffers copied with aclrtMemcpy.  No finding: was "use after
+ * free" when a freed block's shadow outlived its memory. */
+SCENARIO(acl_freed_memory_reused_by_the_heap, CLEAN) {
+  enum { K = 64, SZ = 1000 };
+  setup();
+  void *p[K], *q[K];
+  for (int i = 0; i < K; i++)
+    OK(aclrtMallocHost(&p[i], SZ));
+  for (int i = 0; i < K; i++)
+    OK(aclrtFreeHost(p[i]));
+  OK(aclrtSynchronizeDevice()); /* the deferred releases ran */
+  for (int i = 0; i < K; i++) {
+    q[i] = malloc(SZ);
+    memset(q[i], i, SZ);
+  }
+  for (int i = 1; i < K; i++)
+    OK(aclrtMemcpy(q[i], SZ, q[0], SZ, ACL_MEMCPY_HOST_TO_HOST));
+  for (int i = 0; i < K; i++)
+    free(q[i]);
+}
+
 /* A plain (not pinned) host buffer makes the async copy synchronous. */
 SCENARIO(acl_plain_host_copy_is_synchronous, CLEAN) {
   setup();

@@ -49,12 +49,10 @@ aclError acl__failure_code(const evrt_task_failure_t *f) {
   /* A kernel killed while it ran: CANN's stream_with_failure_mode README
    * shows 507000 after aclrtStreamStop and the AI core's exception, 507035,
    * after aclrtStreamAbort.  Work discarded before it ran: 107023. */
-  if (f->status == EVRT_ERROR_ABORTED && f->code == EVRT_CANCEL_STOP)
-    return ACL_ERROR_RT_INTERNAL_ERROR;
-  if (f->status == EVRT_ERROR_ABORTED && f->code == EVRT_CANCEL_ABORT)
-    return ACL_ERROR_RT_VECTOR_CORE_EXCEPTION;
   if (f->status == EVRT_ERROR_ABORTED)
-    return ACL_ERROR_RT_STREAM_ABORT;
+    return f->code == EVRT_CANCEL_STOP    ? ACL_ERROR_RT_INTERNAL_ERROR
+           : f->code == EVRT_CANCEL_ABORT ? ACL_ERROR_RT_VECTOR_CORE_EXCEPTION
+                                          : ACL_ERROR_RT_STREAM_ABORT;
   /* the task's own aclError when it is one (1xxxxx to 5xxxxx) */
   if (f->code >= 100000 && f->code < 600000)
     return f->code;

@@ -64,11 +64,6 @@ void acl__host_memory(size_t *free_bytes, size_t *total_bytes) {
   *free_bytes = (size_t)(si.freeram + si.bufferram) * si.mem_unit;
 }
 
-/* ------------------------------------------------------------- versions */
-
-/* The packages this layer answers for: the runtime (under the names CANN
- * accepts: "runtime", and the package's own "npu-runtime" or
- * "npu_runtime").  Any other package has no version.info here: 100003. */
 /* The host link the virtual devices report: EVRT_ACL_HOST_LINK=pcie (the
  * default: a PCIe card with PCI bus ids) or hccs (a POD module off PCIe,
  * whose PCI bus id queries answer 207000 as CANN's do off PCIe).  Read once;
@@ -89,6 +84,11 @@ static bool host_link_pcie(void) {
   return v == 1;
 }
 
+/* ------------------------------------------------------------- versions */
+
+/* The packages this layer answers for: the runtime (under the names CANN
+ * accepts: "runtime", and the package's own "npu-runtime" or
+ * "npu_runtime").  Any other package has no version.info here: 100003. */
 static aclError pkg_version(const char *fn, const char *pkg,
                             const char **version) {
   if (!strcmp(pkg, "runtime") || !strcmp(pkg, "npu-runtime") ||

@@ -413,6 +413,19 @@ static bool run_wait(struct evrt__stream *s, struct evrt__item *it) {
   return true;
 }
 
+/* After a host function of s returned (both kinds): the worker no longer
+ * runs work of s; a function that saw its cancellation was killed; and,
+ * since host functions stand for kernels, what they stored may satisfy a
+ * parked value wait (src/value.c). */
+static inline void host_fn_done(struct evrt__stream *s, struct evrt__item *it) {
+  evrt__tls_stream = NULL;
+  if (EVRT_UNLIKELY(evrt__tls_cancelled))
+    evrt__task_killed(s, it); /* it saw evrt_host_func_cancelled */
+  if (EVRT_UNLIKELY(atomic_load_explicit(&evrt__value_armed,
+                                         memory_order_relaxed)))
+    evrt__value_kick();
+}
+
 /* Execute the head item; false if the stream must park.  The graph
  * executor runs each node of a lane through it too (graph_exec.c). */
 bool evrt__exec_run_item(struct evrt__stream *s, struct evrt__item *it) {
@@ -428,14 +441,7 @@ bool evrt__exec_run_item(struct evrt__stream *s, struct evrt__item *it) {
     evrt__tls_stream = s;
     evrt__tls_seq = it->seq - 1;
     it->u.host.fn(it->u.host.user);
-    evrt__tls_stream = NULL;
-    if (EVRT_UNLIKELY(evrt__tls_cancelled))
-      evrt__task_killed(s, it); /* it saw evrt_host_func_cancelled */
-    /* Host functions stand for kernels: what they stored may satisfy a
-     * parked value wait (src/value.c). */
-    if (EVRT_UNLIKELY(atomic_load_explicit(&evrt__value_armed,
-                                           memory_order_relaxed)))
-      evrt__value_kick();
+    host_fn_done(s, it);
     return true;
   case EVRT__ITEM_HOST_TASK: {
     evrt__pool_flush_local();
@@ -444,12 +450,7 @@ bool evrt__exec_run_item(struct evrt__stream *s, struct evrt__item *it) {
     int32_t rc = it->u.task.fn(it->u.task.user);
     if (EVRT_UNLIKELY(rc != 0))
       evrt__task_failed(s, it, rc); /* callbacks run as its host function */
-    evrt__tls_stream = NULL;
-    if (EVRT_UNLIKELY(evrt__tls_cancelled))
-      evrt__task_killed(s, it);
-    if (EVRT_UNLIKELY(atomic_load_explicit(&evrt__value_armed,
-                                           memory_order_relaxed)))
-      evrt__value_kick();
+    host_fn_done(s, it);
     return true;
   }
   case EVRT__ITEM_MEMCPY:

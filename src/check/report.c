@@ -260,6 +260,29 @@ static void print_cycle(FILE *f, const struct finding *x) {
   fprintf(f, "  %s\n", fix_line(x));
 }
 
+/* A report is one block on stderr: it is composed in memory and written
+ * with one call under stderr's stdio lock, so the program's own stderr
+ * output (another thread's line, a failing call's message) lands before or
+ * after it, never inside it (check_native report_amid_program_output). */
+static void print_whole(void (*fn)(FILE *, const struct finding *),
+                        const struct finding *x) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream(&buf, &len);
+  if (!m) {
+    fn(stderr, x);
+    return;
+  }
+  fn(m, x);
+  if (fclose(m) == 0 && len) {
+    flockfile(stderr);
+    fwrite_unlocked(buf, 1, len, stderr);
+    fflush_unlocked(stderr);
+    funlockfile(stderr);
+  }
+  free(buf);
+}
+
 /* Symbolization (libdw) wants more stack than a worker's 256 KiB (under
  * ThreadSanitizer it overflowed it): print from a thread of our own. */
 struct big_call {
@@ -268,7 +291,7 @@ struct big_call {
 };
 static void *big_main(void *p) {
   struct big_call *c = p;
-  c->fn(stderr, c->x);
+  print_whole(c->fn, c->x);
   return NULL;
 }
 static void print_big(void (*fn)(FILE *, const struct finding *),
@@ -282,7 +305,7 @@ static void print_big(void (*fn)(FILE *, const struct finding *),
   if (ok)
     pthread_join(t, NULL);
   else
-    fn(stderr, x);
+    print_whole(fn, x);
   pthread_attr_destroy(&a);
   fflush(stderr);
 }

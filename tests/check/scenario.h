@@ -7,7 +7,10 @@
  * with EVRT_CHECK=1 and checks what the checker said:
  *  - racy: exit status 66 and at least one "evrt-check: KIND" block, every
  *    one of the expected kind;
- *  - correct: exit status 0 and no "evrt-check:" line at all.
+ *  - correct: exit status 0 and no "evrt-check:" line at all;
+ *  - and every report whole: from its "evrt-check: KIND" line to its
+ *    "  fix:" line, each line is the report's own (indented), whatever
+ *    else the program writes to stderr meanwhile.
  * A scenario that finds its own behaviour wrong (a call that should fail
  * did not) exits with status 3.  `PROG` alone runs every scenario.
  */
@@ -110,11 +113,23 @@ static int run_child(const char *self, const struct scenario *sc, char *err,
   return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+/* The report that starts at `line` ends at its "  fix:" line with no
+ * line of other output in between. */
+static bool report_whole_(const char *line) {
+  for (const char *l = strchr(line, '\n'); l && l[1]; l = strchr(l + 1, '\n')) {
+    if (strncmp(l + 1, "  fix:", 6) == 0)
+      return true;
+    if (strncmp(l + 1, "  ", 2) != 0)
+      return false;
+  }
+  return false;
+}
+
 /* Check one scenario in a child; 0 if it behaved. */
 static int expect_one(const char *self, const struct scenario *sc) {
   static char err[1 << 20];
   int code = run_child(self, sc, err, sizeof err);
-  int findings = 0, wrong = 0;
+  int findings = 0, wrong = 0, split = 0;
   for (char *line = err; line && *line;) {
     char *nl = strchr(line, '\n');
     if (strncmp(line, "evrt-check: ", 12) == 0) {
@@ -123,15 +138,18 @@ static int expect_one(const char *self, const struct scenario *sc) {
         findings++;
         if (!sc->expect || strncmp(k, sc->expect, strlen(sc->expect)) != 0)
           wrong++;
+        if (!report_whole_(line))
+          split++;
       }
     }
     line = nl ? nl + 1 : NULL;
   }
-  bool ok = sc->expect ? code == 66 && findings > 0 && wrong == 0
+  bool ok = sc->expect ? code == 66 && findings > 0 && wrong == 0 && !split
                        : code == 0 && findings == 0 && !strstr(err, "evrt-check:");
-  printf("%s %s: %s, exit status %d, %d finding%s%s\n", ok ? "ok  " : "FAIL",
+  printf("%s %s: %s, exit status %d, %d finding%s%s%s\n", ok ? "ok  " : "FAIL",
          sc->name, sc->expect ? sc->expect : "clean", code, findings,
-         findings == 1 ? "" : "s", wrong ? " (some of another kind)" : "");
+         findings == 1 ? "" : "s", wrong ? " (some of another kind)" : "",
+         split ? " (a report split by other output)" : "");
   if (!ok || getenv("SCENARIO_VERBOSE"))
     fprintf(stderr, "---- stderr of %s ----\n%s---- end ----\n", sc->name, err);
   return ok ? 0 : 1;

@@ -13,14 +13,18 @@
  * Locks: bucket locks (spin locks, leaves: a few loads and link updates
  * under them, no system call; streams found are resumed after release).
  *
- * The Dekker pair.  A waiter takes its bucket lock, counts itself in
- * nwait (seq_cst RMW) and re-evaluates the word (seq_cst load); a writer
- * stores the word (seq_cst) and then reads nwait (seq_cst).  Either the
- * writer sees the waiter counted (and scans the bucket, under its lock, so
- * the waiter is linked by then or re-evaluates after the writer's scan), or
- * the waiter's load follows the store.  Writers whose stores are plain
- * (copies, fills, host functions) put a seq_cst fence between their stores
- * and the load of the counter.  A parked wait is resumed at most once per
+ * The Dekker pair.  A waiter takes its bucket lock, links its item, then
+ * counts itself in nwait (seq_cst RMW) and re-evaluates the word (seq_cst
+ * load); a writer stores the word (seq_cst) and then reads nwait (seq_cst,
+ * or acquire after a fence).  Either the writer sees the waiter counted,
+ * and then, through that RMW (every change of nwait is an RMW, so later
+ * ones continue its release sequence), the link: its look at the bucket's
+ * head finds the item, and its scan under the lock resumes it; or the
+ * waiter's load follows the store.  The writer peeks at the head without
+ * the lock, so the link must come before the count: linked after it, a
+ * writer between the two found the bucket empty and the wait slept for
+ * ever.  Writers whose stores are plain (copies, fills, host functions)
+ * put a seq_cst fence between their stores and the load of the counter.  A parked wait is resumed at most once per
  * write that satisfies it, and a resume that finds the condition false
  * again (a RESET wait that lost the word to another) parks again.
  */
@@ -131,14 +135,18 @@ bool evrt__value_exec_wait(struct evrt__stream *s, struct evrt__item *it) {
     if (try_pass(it))
       return true;
     evrt__spin_lock(&b->lock);
+    /* Linked before counted (the Dekker pair, top of file): a writer that
+     * sees the count sees the link.  Linked after, a writer came between
+     * the re-evaluation and the link, found the bucket empty and resumed
+     * nobody (tests/stress/regress_value_wait_write_lost). */
+    it->u.val.vnext = atomic_load_explicit(&b->head, memory_order_relaxed);
+    atomic_store_explicit(&b->head, it, memory_order_relaxed);
     count(it, 1);
     if (try_pass(it)) {
-      count(it, -1);
+      unlink_locked(b, it); /* at the head: one step */
       evrt__spin_unlock(&b->lock);
       return true;
     }
-    it->u.val.vnext = atomic_load_explicit(&b->head, memory_order_relaxed);
-    atomic_store_explicit(&b->head, it, memory_order_relaxed);
     it->phase = 1;
     evrt__spin_unlock(&b->lock);
     if ((it->u.val.flags & EVRT_VALUE_WAIT_POLL) || it->u.val.end)
@@ -250,13 +258,15 @@ void evrt__value_exec_write(struct evrt__item *it) {
 void evrt__value_written(const void *p, size_t n) {
   /* plain stores before: a fence for the pair (top of file) */
   evrt__fence_seq_cst();
-  if (n && atomic_load_explicit(&nwait, memory_order_relaxed))
+  /* acquire: a waiter counted is a waiter linked (top of file) */
+  if (n && atomic_load_explicit(&nwait, memory_order_acquire))
     wake_range((uintptr_t)p, (uintptr_t)p + n);
 }
 
 void evrt__value_kick(void) {
   evrt__fence_seq_cst();
-  if (!atomic_load_explicit(&nkick, memory_order_relaxed))
+  /* acquire: as in evrt__value_written */
+  if (!atomic_load_explicit(&nkick, memory_order_acquire))
     return;
   for (int i = 0; i < NBUCKETS; i++)
     if (atomic_load_explicit(&buckets[i].head, memory_order_relaxed))

@@ -56,6 +56,7 @@ TEST(stop_kills_the_running_function_and_keeps_the_queue) {
   evrt_stream_t s = new_stream();
   kernel_t k = kernel(0);
   atomic_store(&counter, 0);
+  atomic_store(&seen_in_bump, -1); /* unseen until record_cancelled runs */
   ASSERT_OK(evrt_launch_host_func_status(s, long_kernel, &k));
   uint64_t sid, kid;
   ASSERT_OK(evrt_thread_last_task(&sid, &kid));

@@ -1,10 +1,11 @@
 #!/bin/sh
 # Install, from Debian's package registry, whatever the build and the tests
 # need and this machine lacks.  Does nothing when everything is present.
-# Needs root (or sudo) only when something is missing.
+# Needs root (or sudo) only when something is missing.  Every name exists on
+# Debian 12 and 13 (libclang-rt-dev, not libclang-rt-14-dev: 13 has clang 19).
 set -e
 PKGS="cmake make gcc g++ pkg-config python3 python3-dev python3-pytest
-python3-setuptools python3-pip clang libclang-rt-14-dev valgrind
+python3-setuptools python3-pip clang libclang-rt-dev valgrind
 pocl-opencl-icd ocl-icd-opencl-dev opencl-headers
 dpkg-dev binutils util-linux libdw-dev libunwind8"
 missing=""

@@ -116,6 +116,13 @@ def get_device_index(module_type, device_cls, device, optional=False,
                     % type(device).__name__)
 
 
+def empty_cache():
+    """Release the unoccupied cached device memory, as
+    torch.cuda.empty_cache(): a no-op, since evrt's device modules keep no
+    memory cache (the evrt torch device's allocator has its own,
+    torch.evrt.empty_cache)."""
+
+
 def module_api(module_name, type_name, functions):
     """The Python part of a torch.<type>-like module: _get_device_index,
     device, _DeviceGuard, device_of, StreamContext and stream, bound to

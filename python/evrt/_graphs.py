@@ -12,6 +12,7 @@ torch.cuda.graphs' API, built per device type by :func:`make_torch_api`:
 """
 
 import gc as _gc
+import warnings as _warnings
 import itertools as _itertools
 
 from . import _evrt
@@ -73,6 +74,7 @@ def make_torch_api(f, stream_context, graph_class_name, module):
             self._stream = None
             self._pool = None
             self._debug = False
+            self._ended = False
 
         def capture_begin(self, pool=None, capture_error_mode="global"):
             """Begin capturing the current stream's work.
@@ -89,15 +91,20 @@ def make_torch_api(f, stream_context, graph_class_name, module):
                 raise RuntimeError(
                     "capture_error_mode must be one of %s, not %r"
                     % (", ".join(_MODES), capture_error_mode))
-            if self._graph is not None or self._exec is not None:
+            if self._exec is not None:
+                raise RuntimeError(
+                    "This CUDAGraph instance already owns a captured graph. "
+                    "To capture a new graph, create a new instance.")
+            if self._graph is not None:
                 raise RuntimeError(
                     "this graph holds a capture already: reset() it, or "
                     "capture into a new instance")
             s = current_stream()
             if s == default_stream(s.device):
                 raise RuntimeError(
-                    "graphs are captured on a stream of your own, not on a "
-                    "default stream (replaying on one is fine)")
+                    "CUDA graphs must be captured on a non-default stream. "
+                    "(However, after capture, it's ok to replay them on the "
+                    "default stream.)")
             begin_capture(s, capture_error_mode)
             self._stream = s
             self._pool = pool if pool is not None else graph_pool_handle()
@@ -108,6 +115,12 @@ def make_torch_api(f, stream_context, graph_class_name, module):
                 raise RuntimeError("capture_end() without capture_begin()")
             s, self._stream = self._stream, None
             g = end_capture(s)
+            if g.node_count == 0:
+                _warnings.warn(
+                    "The CUDA Graph is empty. This usually means that the "
+                    "graph was attempted to be captured on wrong device or "
+                    "stream.", UserWarning, stacklevel=2)
+            self._ended = True
             if self._keep:
                 self._graph = g
                 return
@@ -119,18 +132,27 @@ def make_torch_api(f, stream_context, graph_class_name, module):
 
         def instantiate(self):
             """Instantiate the kept graph (keep_graph=True) again."""
+            if not self._ended:
+                raise RuntimeError("capture_end() must have been called "
+                                   "before calling instantiate")
+            if self._exec is not None:
+                if not self._keep:
+                    raise RuntimeError(
+                        "instantiate() is intended to be called by the user "
+                        "only when keep_graph=true")
+                self._exec.destroy()
             if self._graph is None:
                 raise RuntimeError("instantiate() needs a captured graph "
                                    "kept with keep_graph=True")
-            if self._exec is not None:
-                self._exec.destroy()
             self._exec = self._graph.instantiate()
 
         def replay(self):
             """Launch the captured work on the current stream."""
             if self._exec is None:
                 if self._graph is None:
-                    raise RuntimeError("replay() needs a successful capture")
+                    raise RuntimeError(
+                        "Called CUDAGraph::replay without a preceding "
+                        "successful capture.")
                 self.instantiate()
             self._exec.launch(current_stream())
 
@@ -139,6 +161,7 @@ def make_torch_api(f, stream_context, graph_class_name, module):
             complete); the object can capture again."""
             g, x = self._graph, self._exec
             self._graph = self._exec = None
+            self._ended = False
             if x is not None:
                 x.destroy()
             if g is not None:
@@ -157,23 +180,29 @@ def make_torch_api(f, stream_context, graph_class_name, module):
             """Write the graph to debug_path as Graphviz (dot), when debug
             mode was enabled before capture_end()."""
             if self._graph is None:
-                import warnings
-                warnings.warn("debug_dump(): no graph kept: call "
+                _warnings.warn("debug_dump(): no graph kept: call "
                               "enable_debug_mode() before capture_end()")
                 return
             self._graph.debug_dot_print(debug_path)
 
         def raw_cuda_graph(self):
             """The kept graph's evrt_graph_t handle (keep_graph=True)."""
+            if not self._keep:
+                raise RuntimeError(
+                    "You cannot access the raw cudaGraph_t instance unless "
+                    "CUDAGraph was initialized with keep_graph=true")
             if self._graph is None:
-                raise RuntimeError("no graph kept: capture with "
-                                   "keep_graph=True")
+                raise RuntimeError(
+                    "You cannot access the raw cudaGraph_t instance until "
+                    "capture_end() has been called")
             return self._graph.handle
 
         def raw_cuda_graph_exec(self):
             """The executable graph's evrt_graph_exec_t handle."""
             if self._exec is None:
-                raise RuntimeError("not instantiated yet")
+                raise RuntimeError(
+                    "You cannot access the raw cudaGraphExec_t instance "
+                    "until instantiate() has been called")
             return self._exec.handle
 
     TorchGraph.__name__ = TorchGraph.__qualname__ = graph_class_name

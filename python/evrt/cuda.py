@@ -21,7 +21,7 @@ __all__ = [
     "current_device", "graph", "graph_pool_handle",
     "is_current_stream_capturing",
     "current_stream", "default_stream", "device", "device_count",
-    "device_of", "get_stream_from_external", "init", "ipc_collect",
+    "device_of", "empty_cache", "get_stream_from_external", "init", "ipc_collect",
     "is_available", "is_initialized",
     "set_device", "set_stream", "stream", "synchronize",
 ]
@@ -66,6 +66,9 @@ class ExternalStream(Stream):
     def __new__(cls, stream_ptr, device=None, **kwargs):
         return super().__new__(cls, device, stream_ptr=stream_ptr, **kwargs)
 
+
+# empty_cache: a documented no-op (no memory cache here)
+empty_cache = _contexts.empty_cache
 
 # _get_device_index, device, _DeviceGuard, device_of, StreamContext, stream
 globals().update(_contexts.module_api("evrt.cuda", "cuda", _f))

@@ -17,7 +17,7 @@ from . import _contexts, _evrt
 __all__ = [
     "Event", "Stream", "StreamContext", "current_device",
     "current_stream", "default_stream", "device", "device_count",
-    "device_of", "init", "is_available", "is_initialized",
+    "device_of", "empty_cache", "init", "is_available", "is_initialized",
     "set_device", "set_stream", "stream", "synchronize",
 ]
 
@@ -42,6 +42,9 @@ _maybe_exchange_device = _f["_exchange_device"]
 Stream = _evrt._XpuStream
 Event = _evrt._XpuEvent
 
+
+# empty_cache: a documented no-op (no memory cache here)
+empty_cache = _contexts.empty_cache
 
 # _get_device_index, device, _DeviceGuard, device_of, StreamContext, stream
 globals().update(_contexts.module_api("evrt.xpu", "xpu", _f))

@@ -314,6 +314,17 @@ static PyObject *Stream_query(StreamObject *self, PyObject *unused) {
   return evrtpy_raise(st, "evrt_stream_query");
 }
 
+/* torch.Stream.is_capturing(): an invalidated capture that was not ended
+ * yet still counts (the stream is in capture mode until end_capture), as
+ * torch.cuda.is_current_stream_capturing says for the current stream. */
+static PyObject *Stream_is_capturing(StreamObject *self, PyObject *unused) {
+  evrt_capture_status_t cs = EVRT_CAPTURE_STATUS_NONE;
+  evrt_status_t st = evrt_stream_capture_status(self->h, &cs);
+  if (st)
+    return evrtpy_raise(st, "evrt_stream_capture_status");
+  return PyBool_FromLong(cs != EVRT_CAPTURE_STATUS_NONE);
+}
+
 static PyObject *Stream_synchronize(StreamObject *self, PyObject *unused) {
   evrt_status_t st;
   if (evrtpy_stream_wait(self->h, -1, 1, &st) < 0)
@@ -578,6 +589,10 @@ static PyMethodDef Stream_methods[] = {
      "Wait until all the work submitted to the stream is done.\n\n"
      "The GIL is released while waiting and Ctrl-C interrupts the wait.\n"
      "Raises the first pending exception of a callable launched on it."},
+    {"is_capturing", (PyCFunction)Stream_is_capturing, METH_NOARGS,
+     "is_capturing($self, /)\n--\n\n"
+     "True while the stream is capturing into a graph (also when the\n"
+     "capture was invalidated and not ended yet)."},
     {"wait_event", (PyCFunction)Stream_wait_event, METH_O,
      "wait_event($self, event, /)\n--\n\n"
      "Make all future work submitted to the stream wait for an event.\n\n"

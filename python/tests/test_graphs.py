@@ -11,6 +11,7 @@ import pytest
 
 import evrt
 import evrt.cuda
+import evrt.xpu
 
 
 def wait_until(cond, seconds=30.0):
@@ -208,9 +209,70 @@ def test_cuda_graph_rules():
         g.capture_begin(capture_error_mode="relaxed")
         with pytest.raises(RuntimeError):
             g.capture_begin()  # a second capture of the same stream
-        g.capture_end()
-    with pytest.raises(RuntimeError):
+        with pytest.warns(UserWarning, match="The CUDA Graph is empty"):
+            g.capture_end()
+    with pytest.raises(RuntimeError, match="already owns a captured graph"):
         g.capture_begin()  # holds a capture: reset() first
+
+
+def test_cuda_graph_messages_are_torchs():
+    g = evrt.cuda.CUDAGraph()
+    with pytest.raises(RuntimeError, match="without a preceding successful"):
+        g.replay()
+    with pytest.raises(RuntimeError, match="must have been called before"):
+        g.instantiate()
+    with pytest.raises(RuntimeError,
+                       match="must be captured on a non-default stream"):
+        g.capture_begin()
+    s = evrt.cuda.Stream()
+    assert not s.is_capturing()
+    with evrt.cuda.stream(s):
+        g.capture_begin()
+        assert s.is_capturing()
+        assert not evrt.cuda.default_stream().is_capturing()
+        s.launch(int, 1)
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # not empty: no warning
+            g.capture_end()
+    assert not s.is_capturing()
+    with pytest.raises(RuntimeError, match="only when keep_graph=true"):
+        g.instantiate()
+    with pytest.raises(RuntimeError, match="unless CUDAGraph was initialized "
+                       "with keep_graph=true"):
+        g.raw_cuda_graph()
+    assert g.raw_cuda_graph_exec() != 0
+    k = evrt.cuda.CUDAGraph(keep_graph=True)
+    with pytest.raises(RuntimeError, match="until capture_end"):
+        k.raw_cuda_graph()
+    with pytest.raises(RuntimeError, match="until instantiate"):
+        k.raw_cuda_graph_exec()
+    with evrt.cuda.stream(s):
+        k.capture_begin()
+        s.launch(int, 2)
+        k.capture_end()
+    k.instantiate()
+    k.instantiate()  # again: allowed with keep_graph=True
+    k.replay()
+    s.synchronize()
+    # an invalidated capture still counts as capturing until it ends
+    e = evrt.cuda.Event()
+    with evrt.cuda.stream(s):
+        evrt.begin_capture(s, "relaxed")
+        other = evrt.cuda.Stream()
+        other.record_event(e)
+        with pytest.raises(evrt.EvrtError):
+            s.wait_event(e)  # recorded outside the capture: invalidates it
+        assert evrt.capture_status(s)[0] == "invalidated"
+        assert s.is_capturing()
+        with pytest.raises(evrt.EvrtError):
+            evrt.end_capture(s)
+    assert not s.is_capturing()
+
+
+def test_empty_cache_is_a_documented_no_op():
+    assert evrt.cuda.empty_cache() is None
+    assert evrt.xpu.empty_cache() is None
 
 
 def test_an_exception_in_the_block_discards_the_capture():

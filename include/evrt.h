@@ -528,6 +528,37 @@ EVRT_EXPORT evrt_status_t evrt_graph_destroy(evrt_graph_t graph);
 /* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_graph_node_count(evrt_graph_t graph,
                                                 size_t *count);
+
+/* What a graph holds, for a layer that lists its tasks (ACL's
+ * aclmdlRIGetStreams / aclmdlRIGetTasksByStream).  Nodes are numbered in
+ * capture order, 0 .. node_count - 1 (every node's dependencies come before
+ * it); lanes are the captured streams, 0 .. lane_count - 1: lane 0 is the
+ * stream the capture began on, each stream that joined it the next, in the
+ * order they joined.  A lane's nodes run in their index order. */
+typedef enum {
+  EVRT_GRAPH_NODE_HOST_FUNC,    /* evrt_launch_host_func(_status) */
+  EVRT_GRAPH_NODE_MEMCPY,       /* evrt_memcpy_async */
+  EVRT_GRAPH_NODE_MEMSET,       /* evrt_memset_async */
+  EVRT_GRAPH_NODE_DELAY,        /* evrt_stream_delay */
+  EVRT_GRAPH_NODE_EVENT_RECORD, /* an external record */
+  EVRT_GRAPH_NODE_EVENT_WAIT,   /* an external wait */
+  EVRT_GRAPH_NODE_EVENT_RESET,  /* evrt_event_reset */
+  EVRT_GRAPH_NODE_VALUE_WAIT,   /* evrt_stream_wait_value64 */
+  EVRT_GRAPH_NODE_VALUE_WRITE,  /* evrt_stream_write_value64 */
+  EVRT_GRAPH_NODE_LABEL,        /* evrt_stream_capture_label */
+  EVRT_GRAPH_NODE_SWITCH        /* evrt_stream_capture_switch */
+} evrt_graph_node_type_t;
+/* *count: the number of captured streams of graph. */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_graph_lane_count(evrt_graph_t graph,
+                                                uint32_t *count);
+/* Node `index` of graph: its type and its lane (either pointer may be NULL).
+ * An index past the last node is EVRT_ERROR_INVALID_VALUE (nothing
+ * written). */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_graph_node_get(evrt_graph_t graph, size_t index,
+                                              evrt_graph_node_type_t *type,
+                                              uint32_t *lane);
 /* Write the graph as Graphviz (dot) to path: a node per graph node, an
  * edge per dependency, a cluster per captured stream. */
 /* [ts] [blocks] [hostfn] */

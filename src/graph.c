@@ -232,6 +232,70 @@ evrt_status_t evrt_graph_node_count(evrt_graph_t h, size_t *count) {
   return st;
 }
 
+evrt_status_t evrt_graph_lane_count(evrt_graph_t h, uint32_t *count) {
+  struct evrt__graph *g = NULL;
+  evrt_status_t st = evrt__graph_get(h, &g);
+  if (st)
+    return st;
+  if (!count)
+    st = evrt__fail(EVRT_ERROR_INVALID_VALUE, "count is NULL");
+  else
+    *count = g->nlanes;
+  evrt__graph_unref(g);
+  return st;
+}
+
+/* The public type of a node kind (evrt.h's evrt_graph_node_type_t).  A
+ * failing host function is a host function to the caller; graph items are
+ * never nodes (a launch captured into another capture is refused). */
+static evrt_graph_node_type_t node_type(uint8_t kind) {
+  switch (kind) {
+  case EVRT__ITEM_MEMCPY:
+    return EVRT_GRAPH_NODE_MEMCPY;
+  case EVRT__ITEM_MEMSET:
+    return EVRT_GRAPH_NODE_MEMSET;
+  case EVRT__ITEM_DELAY:
+    return EVRT_GRAPH_NODE_DELAY;
+  case EVRT__ITEM_RECORD:
+    return EVRT_GRAPH_NODE_EVENT_RECORD;
+  case EVRT__ITEM_WAIT:
+    return EVRT_GRAPH_NODE_EVENT_WAIT;
+  case EVRT__ITEM_RESET:
+    return EVRT_GRAPH_NODE_EVENT_RESET;
+  case EVRT__ITEM_VALUE_WAIT:
+    return EVRT_GRAPH_NODE_VALUE_WAIT;
+  case EVRT__ITEM_VALUE_WRITE:
+    return EVRT_GRAPH_NODE_VALUE_WRITE;
+  case EVRT__GN_LABEL:
+    return EVRT_GRAPH_NODE_LABEL;
+  case EVRT__GN_SWITCH:
+    return EVRT_GRAPH_NODE_SWITCH;
+  default: /* EVRT__ITEM_HOST_FUNC, EVRT__ITEM_HOST_TASK */
+    return EVRT_GRAPH_NODE_HOST_FUNC;
+  }
+}
+
+evrt_status_t evrt_graph_node_get(evrt_graph_t h, size_t index,
+                                  evrt_graph_node_type_t *type,
+                                  uint32_t *lane) {
+  struct evrt__graph *g = NULL;
+  evrt_status_t st = evrt__graph_get(h, &g);
+  if (st)
+    return st;
+  if (index >= g->n) {
+    st = evrt__fail(EVRT_ERROR_INVALID_VALUE,
+                    "node %zu of a graph of %u nodes", index, g->n);
+  } else {
+    /* nodes are never changed after the capture ended: no lock needed */
+    if (type)
+      *type = node_type(g->nodes[index].kind);
+    if (lane)
+      *lane = g->nodes[index].lane;
+  }
+  evrt__graph_unref(g);
+  return st;
+}
+
 /* ----------------------------------------------------------- Graphviz */
 
 /* Graphviz quoted string: only " and \ need escaping. */

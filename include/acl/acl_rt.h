@@ -1179,6 +1179,18 @@ typedef enum {
   ACL_MODEL_RI_CAPTURE_STATUS_INVALIDATED,
 } aclmdlRICaptureStatus;
 
+/* aclmdlRITaskGetType (acl_base_rt.h).  This layer launches no kernels:
+ * host functions, copies and fills are DEFAULT tasks. */
+typedef enum aclmdlRITaskType {
+  ACL_MODEL_RI_TASK_DEFAULT,
+  ACL_MODEL_RI_TASK_KERNEL,
+  ACL_MODEL_RI_TASK_EVENT_RECORD,
+  ACL_MODEL_RI_TASK_EVENT_WAIT,
+  ACL_MODEL_RI_TASK_EVENT_RESET,
+  ACL_MODEL_RI_TASK_VALUE_WRITE,
+  ACL_MODEL_RI_TASK_VALUE_WAIT,
+} aclmdlRITaskType;
+
 /* aclmdlRIBindStream flags */
 #define ACL_MODEL_STREAM_FLAG_HEAD 0x00000000U
 #define ACL_MODEL_STREAM_FLAG_DEFAULT 0x7FFFFFFFU
@@ -1211,6 +1223,20 @@ ACL_FUNC_VISIBILITY aclError aclmdlRIGetName(aclmdlRI modelRI, uint32_t maxLen,
                                              char *name);
 ACL_FUNC_VISIBILITY aclError aclmdlRIGetId(aclmdlRI modelRI,
                                            uint32_t *modelRIId);
+/* Task introspection (CANN: experimental).  streams NULL: *numStreams gets
+ * the count; else *numStreams is the array's size (at least the count) and
+ * gets the count.  The streams are the model's own, one per captured
+ * stream, valid until aclmdlRIDestroy; only the calls below take them. */
+ACL_FUNC_VISIBILITY aclError aclmdlRIGetStreams(aclmdlRI modelRI,
+                                                aclrtStream *streams,
+                                                uint32_t *numStreams);
+ACL_FUNC_VISIBILITY aclError aclmdlRIGetTasksByStream(aclrtStream stream,
+                                                      aclmdlRITask *tasks,
+                                                      uint32_t *numTasks);
+ACL_FUNC_VISIBILITY aclError aclmdlRITaskGetType(aclmdlRITask task,
+                                                 aclmdlRITaskType *type);
+ACL_FUNC_VISIBILITY aclError aclmdlRITaskGetSeqId(aclmdlRITask task,
+                                                  uint32_t *id);
 
 ACL_FUNC_VISIBILITY aclError aclrtCreateLabel(aclrtLabel *label);
 ACL_FUNC_VISIBILITY aclError aclrtSetLabel(aclrtLabel label,

@@ -293,6 +293,73 @@ static PyObject *m_get_id(PyObject *m, PyObject *args) {
   return Py_BuildValue("(Ii)", (unsigned)id, (int)r);
 }
 
+/* The two-call listing of aclmdlRIGetStreams / aclmdlRIGetTasksByStream as
+ * one Python call: (list of int handles, ret). */
+typedef aclError (*list_fn)(void *owner, void **out, uint32_t *n);
+static aclError streams_fn(void *ri, void **out, uint32_t *n) {
+  return aclmdlRIGetStreams(ri, (aclrtStream *)out, n);
+}
+static aclError tasks_fn(void *s, void **out, uint32_t *n) {
+  return aclmdlRIGetTasksByStream(s, (aclmdlRITask *)out, n);
+}
+static PyObject *listing(void *owner, list_fn f) {
+  uint32_t n = 0;
+  aclError r = f(owner, NULL, &n);
+  void **v = NULL;
+  if (r == ACL_SUCCESS && n) {
+    if (!(v = PyMem_Calloc(n, sizeof *v)))
+      return PyErr_NoMemory();
+    r = f(owner, v, &n);
+  }
+  PyObject *list = PyList_New(0);
+  for (uint32_t i = 0; list && r == ACL_SUCCESS && i < n; i++) {
+    PyObject *h = PyLong_FromVoidPtr(v[i]);
+    if (!h || PyList_Append(list, h) < 0)
+      Py_CLEAR(list);
+    Py_XDECREF(h);
+  }
+  PyMem_Free(v);
+  if (!list)
+    return NULL;
+  return Py_BuildValue("(Ni)", list, (int)r);
+}
+
+/* ri_get_streams(model_ri) -> ([stream, ...], ret) */
+static PyObject *m_get_streams(PyObject *m, PyObject *args) {
+  void *ri;
+  if (!PyArg_ParseTuple(args, "O&:ri_get_streams", mdl_ptr, &ri))
+    return NULL;
+  return listing(ri, streams_fn);
+}
+
+/* ri_get_tasks_by_stream(stream) -> ([task, ...], ret) */
+static PyObject *m_get_tasks(PyObject *m, PyObject *args) {
+  void *s;
+  if (!PyArg_ParseTuple(args, "O&:ri_get_tasks_by_stream", mdl_ptr, &s))
+    return NULL;
+  return listing(s, tasks_fn);
+}
+
+/* ri_task_get_type(task) -> (type, ret) */
+static PyObject *m_task_type(PyObject *m, PyObject *args) {
+  void *t;
+  if (!PyArg_ParseTuple(args, "O&:ri_task_get_type", mdl_ptr, &t))
+    return NULL;
+  aclmdlRITaskType type = ACL_MODEL_RI_TASK_DEFAULT;
+  aclError r = aclmdlRITaskGetType(t, &type);
+  return Py_BuildValue("(ii)", (int)type, (int)r);
+}
+
+/* ri_task_get_seq_id(task) -> (id, ret) */
+static PyObject *m_task_seq(PyObject *m, PyObject *args) {
+  void *t;
+  if (!PyArg_ParseTuple(args, "O&:ri_task_get_seq_id", mdl_ptr, &t))
+    return NULL;
+  uint32_t id = 0;
+  aclError r = aclmdlRITaskGetSeqId(t, &id);
+  return Py_BuildValue("(Ii)", (unsigned)id, (int)r);
+}
+
 /* ------------------------------------------------------- acl.rt labels */
 
 /* create_label() -> (label, ret) */
@@ -382,6 +449,10 @@ static PyMethodDef mdl_methods[] = {
     MV(ri_set_name, m_set_name),
     MV(ri_get_name, m_get_name),
     MV(ri_get_id, m_get_id),
+    MV(ri_get_streams, m_get_streams),
+    MV(ri_get_tasks_by_stream, m_get_tasks),
+    MV(ri_task_get_type, m_task_type),
+    MV(ri_task_get_seq_id, m_task_seq),
     {NULL, NULL, 0, NULL}};
 
 static PyMethodDef label_methods[] = {
@@ -414,6 +485,10 @@ static const struct {
     C(ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD),
     C(ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED),
     C(ACL_ERROR_RT_CAPTURE_MODE_BLOCK_ASYNC),
+    C(ACL_MODEL_RI_TASK_DEFAULT), C(ACL_MODEL_RI_TASK_KERNEL),
+    C(ACL_MODEL_RI_TASK_EVENT_RECORD), C(ACL_MODEL_RI_TASK_EVENT_WAIT),
+    C(ACL_MODEL_RI_TASK_EVENT_RESET), C(ACL_MODEL_RI_TASK_VALUE_WRITE),
+    C(ACL_MODEL_RI_TASK_VALUE_WAIT),
 #undef C
     {NULL, 0}};
 

@@ -185,3 +185,28 @@ def test_bad_arguments_raise_or_return_codes():
     assert rt.synchronize_stream(s) == 0
     assert mdl.ri_destroy(model) == 0
     assert rt.destroy_stream(s) == 0
+
+
+def test_task_introspection_lists_streams_and_tasks():
+    s = ok(rt.create_stream())
+    runs = []
+    assert mdl.ri_capture_begin(
+        s, acl.ACL_MODEL_RI_CAPTURE_MODE_GLOBAL) == 0
+    for tag in ("a", "b", "c"):
+        assert rt.launch_host_func(s, runs.append, tag) == 0
+    model = ok(mdl.ri_capture_end(s))
+    streams = ok(mdl.ri_get_streams(model))
+    assert len(streams) == 1 and streams[0] not in (0, s)
+    tasks = ok(mdl.ri_get_tasks_by_stream(streams[0]))
+    assert len(tasks) == 3
+    assert [ok(mdl.ri_task_get_seq_id(t)) for t in tasks] == [0, 1, 2]
+    assert {ok(mdl.ri_task_get_type(t)) for t in tasks} == {
+        acl.ACL_MODEL_RI_TASK_DEFAULT}
+    # not a model's stream, or a task of a destroyed model: CANN's codes
+    assert mdl.ri_get_tasks_by_stream(s) == ([], 107000)
+    assert mdl.ri_execute(model, -1) == 0
+    assert runs == ["a", "b", "c"]
+    assert mdl.ri_destroy(model) == 0
+    assert mdl.ri_task_get_type(tasks[0])[1] == 107000
+    assert mdl.ri_get_streams(model) == ([], 107017)  # destroyed model
+    assert rt.destroy_stream(s) == 0

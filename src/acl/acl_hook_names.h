@@ -22,7 +22,11 @@
 #define aclmdlRIExecuteAsync aclmdlRIExecuteAsyncImpl
 #define aclmdlRIGetId aclmdlRIGetIdImpl
 #define aclmdlRIGetName aclmdlRIGetNameImpl
+#define aclmdlRIGetStreams aclmdlRIGetStreamsImpl
+#define aclmdlRIGetTasksByStream aclmdlRIGetTasksByStreamImpl
 #define aclmdlRISetName aclmdlRISetNameImpl
+#define aclmdlRITaskGetSeqId aclmdlRITaskGetSeqIdImpl
+#define aclmdlRITaskGetType aclmdlRITaskGetTypeImpl
 #define aclmdlRIUnbindStream aclmdlRIUnbindStreamImpl
 #define aclrtAllocatorCreateDesc aclrtAllocatorCreateDescImpl
 #define aclrtAllocatorDestroyDesc aclrtAllocatorDestroyDescImpl

@@ -42,7 +42,11 @@ ACL__HIDDEN aclError aclmdlRIExecuteImpl(aclmdlRI modelRI, int32_t timeout);
 ACL__HIDDEN aclError aclmdlRIExecuteAsyncImpl(aclmdlRI modelRI, aclrtStream stream);
 ACL__HIDDEN aclError aclmdlRIGetIdImpl(aclmdlRI modelRI, uint32_t *modelRIId);
 ACL__HIDDEN aclError aclmdlRIGetNameImpl(aclmdlRI modelRI, uint32_t maxLen, char *name);
+ACL__HIDDEN aclError aclmdlRIGetStreamsImpl(aclmdlRI modelRI, aclrtStream *streams, uint32_t *numStreams);
+ACL__HIDDEN aclError aclmdlRIGetTasksByStreamImpl(aclrtStream stream, aclmdlRITask *tasks, uint32_t *numTasks);
 ACL__HIDDEN aclError aclmdlRISetNameImpl(aclmdlRI modelRI, const char *name);
+ACL__HIDDEN aclError aclmdlRITaskGetSeqIdImpl(aclmdlRITask task, uint32_t *id);
+ACL__HIDDEN aclError aclmdlRITaskGetTypeImpl(aclmdlRITask task, aclmdlRITaskType *type);
 ACL__HIDDEN aclError aclmdlRIUnbindStreamImpl(aclmdlRI modelRI, aclrtStream stream);
 ACL__HIDDEN aclError aclrtCheckMemTypeImpl(void **addrList, uint32_t size, uint32_t memType, uint32_t *checkResult, uint32_t reserve);
 ACL__HIDDEN aclError aclrtCreateLabelImpl(aclrtLabel *label);
@@ -183,7 +187,7 @@ aclFloat16 aclFloatToFloat16Impl(float value) {
 
 /* One slot per hookable call, in the order of acl__hooks (by name); NULL
  * while the call is not hooked.  Written by acl__hook_set only. */
-static _Atomic(aclrtApiFunc) slots[238];
+static _Atomic(aclrtApiFunc) slots[242];
 
 /* acquire: pairs with acl__hook_set's release store, so that a call that
  * runs the hook sees what the thread that installed it wrote before (the
@@ -264,1135 +268,1155 @@ aclError aclmdlRIGetName(aclmdlRI modelRI, uint32_t maxLen, char *name) {
   return aclmdlRIGetNameImpl(modelRI, maxLen, name);
 }
 
+aclError aclmdlRIGetStreams(aclmdlRI modelRI, aclrtStream *streams, uint32_t *numStreams) {
+  ACL__HOOKED(13, aclmdlRIGetStreams, (modelRI, streams, numStreams));
+  return aclmdlRIGetStreamsImpl(modelRI, streams, numStreams);
+}
+
+aclError aclmdlRIGetTasksByStream(aclrtStream stream, aclmdlRITask *tasks, uint32_t *numTasks) {
+  ACL__HOOKED(14, aclmdlRIGetTasksByStream, (stream, tasks, numTasks));
+  return aclmdlRIGetTasksByStreamImpl(stream, tasks, numTasks);
+}
+
 aclError aclmdlRISetName(aclmdlRI modelRI, const char *name) {
-  ACL__HOOKED(13, aclmdlRISetName, (modelRI, name));
+  ACL__HOOKED(15, aclmdlRISetName, (modelRI, name));
   return aclmdlRISetNameImpl(modelRI, name);
 }
 
+aclError aclmdlRITaskGetSeqId(aclmdlRITask task, uint32_t *id) {
+  ACL__HOOKED(16, aclmdlRITaskGetSeqId, (task, id));
+  return aclmdlRITaskGetSeqIdImpl(task, id);
+}
+
+aclError aclmdlRITaskGetType(aclmdlRITask task, aclmdlRITaskType *type) {
+  ACL__HOOKED(17, aclmdlRITaskGetType, (task, type));
+  return aclmdlRITaskGetTypeImpl(task, type);
+}
+
 aclError aclmdlRIUnbindStream(aclmdlRI modelRI, aclrtStream stream) {
-  ACL__HOOKED(14, aclmdlRIUnbindStream, (modelRI, stream));
+  ACL__HOOKED(18, aclmdlRIUnbindStream, (modelRI, stream));
   return aclmdlRIUnbindStreamImpl(modelRI, stream);
 }
 
 aclrtAllocatorDesc aclrtAllocatorCreateDesc(void) {
-  ACL__HOOKED(15, aclrtAllocatorCreateDesc, ());
+  ACL__HOOKED(19, aclrtAllocatorCreateDesc, ());
   return aclrtAllocatorCreateDescImpl();
 }
 
 aclError aclrtAllocatorDestroyDesc(aclrtAllocatorDesc allocatorDesc) {
-  ACL__HOOKED(16, aclrtAllocatorDestroyDesc, (allocatorDesc));
+  ACL__HOOKED(20, aclrtAllocatorDestroyDesc, (allocatorDesc));
   return aclrtAllocatorDestroyDescImpl(allocatorDesc);
 }
 
 aclError aclrtAllocatorGetByStream(aclrtStream stream, aclrtAllocatorDesc *allocatorDesc, aclrtAllocator *allocator, aclrtAllocatorAllocFunc *allocFunc, aclrtAllocatorFreeFunc *freeFunc, aclrtAllocatorAllocAdviseFunc *allocAdviseFunc, aclrtAllocatorGetAddrFromBlockFunc *getAddrFromBlockFunc) {
-  ACL__HOOKED(17, aclrtAllocatorGetByStream, (stream, allocatorDesc, allocator, allocFunc, freeFunc, allocAdviseFunc, getAddrFromBlockFunc));
+  ACL__HOOKED(21, aclrtAllocatorGetByStream, (stream, allocatorDesc, allocator, allocFunc, freeFunc, allocAdviseFunc, getAddrFromBlockFunc));
   return aclrtAllocatorGetByStreamImpl(stream, allocatorDesc, allocator, allocFunc, freeFunc, allocAdviseFunc, getAddrFromBlockFunc);
 }
 
 aclError aclrtAllocatorRegister(aclrtStream stream, aclrtAllocatorDesc allocatorDesc) {
-  ACL__HOOKED(18, aclrtAllocatorRegister, (stream, allocatorDesc));
+  ACL__HOOKED(22, aclrtAllocatorRegister, (stream, allocatorDesc));
   return aclrtAllocatorRegisterImpl(stream, allocatorDesc);
 }
 
 aclError aclrtAllocatorSetAllocAdviseFuncToDesc(aclrtAllocatorDesc allocatorDesc, aclrtAllocatorAllocAdviseFunc func) {
-  ACL__HOOKED(19, aclrtAllocatorSetAllocAdviseFuncToDesc, (allocatorDesc, func));
+  ACL__HOOKED(23, aclrtAllocatorSetAllocAdviseFuncToDesc, (allocatorDesc, func));
   return aclrtAllocatorSetAllocAdviseFuncToDescImpl(allocatorDesc, func);
 }
 
 aclError aclrtAllocatorSetAllocFuncToDesc(aclrtAllocatorDesc allocatorDesc, aclrtAllocatorAllocFunc func) {
-  ACL__HOOKED(20, aclrtAllocatorSetAllocFuncToDesc, (allocatorDesc, func));
+  ACL__HOOKED(24, aclrtAllocatorSetAllocFuncToDesc, (allocatorDesc, func));
   return aclrtAllocatorSetAllocFuncToDescImpl(allocatorDesc, func);
 }
 
 aclError aclrtAllocatorSetFreeFuncToDesc(aclrtAllocatorDesc allocatorDesc, aclrtAllocatorFreeFunc func) {
-  ACL__HOOKED(21, aclrtAllocatorSetFreeFuncToDesc, (allocatorDesc, func));
+  ACL__HOOKED(25, aclrtAllocatorSetFreeFuncToDesc, (allocatorDesc, func));
   return aclrtAllocatorSetFreeFuncToDescImpl(allocatorDesc, func);
 }
 
 aclError aclrtAllocatorSetGetAddrFromBlockFuncToDesc(aclrtAllocatorDesc allocatorDesc, aclrtAllocatorGetAddrFromBlockFunc func) {
-  ACL__HOOKED(22, aclrtAllocatorSetGetAddrFromBlockFuncToDesc, (allocatorDesc, func));
+  ACL__HOOKED(26, aclrtAllocatorSetGetAddrFromBlockFuncToDesc, (allocatorDesc, func));
   return aclrtAllocatorSetGetAddrFromBlockFuncToDescImpl(allocatorDesc, func);
 }
 
 aclError aclrtAllocatorSetObjToDesc(aclrtAllocatorDesc allocatorDesc, aclrtAllocator allocator) {
-  ACL__HOOKED(23, aclrtAllocatorSetObjToDesc, (allocatorDesc, allocator));
+  ACL__HOOKED(27, aclrtAllocatorSetObjToDesc, (allocatorDesc, allocator));
   return aclrtAllocatorSetObjToDescImpl(allocatorDesc, allocator);
 }
 
 aclError aclrtAllocatorUnregister(aclrtStream stream) {
-  ACL__HOOKED(24, aclrtAllocatorUnregister, (stream));
+  ACL__HOOKED(28, aclrtAllocatorUnregister, (stream));
   return aclrtAllocatorUnregisterImpl(stream);
 }
 
 aclError aclrtCheckArchCompatibility(const char *socVersion, int32_t *canCompatible) {
-  ACL__HOOKED(25, aclrtCheckArchCompatibility, (socVersion, canCompatible));
+  ACL__HOOKED(29, aclrtCheckArchCompatibility, (socVersion, canCompatible));
   return aclrtCheckArchCompatibilityImpl(socVersion, canCompatible);
 }
 
 aclError aclrtCheckMemType(void **addrList, uint32_t size, uint32_t memType, uint32_t *checkResult, uint32_t reserve) {
-  ACL__HOOKED(26, aclrtCheckMemType, (addrList, size, memType, checkResult, reserve));
+  ACL__HOOKED(30, aclrtCheckMemType, (addrList, size, memType, checkResult, reserve));
   return aclrtCheckMemTypeImpl(addrList, size, memType, checkResult, reserve);
 }
 
 aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId) {
-  ACL__HOOKED(27, aclrtCreateContext, (context, deviceId));
+  ACL__HOOKED(31, aclrtCreateContext, (context, deviceId));
   return aclrtCreateContextImpl(context, deviceId);
 }
 
 aclError aclrtCreateEvent(aclrtEvent *event) {
-  ACL__HOOKED(28, aclrtCreateEvent, (event));
+  ACL__HOOKED(32, aclrtCreateEvent, (event));
   return aclrtCreateEventImpl(event);
 }
 
 aclError aclrtCreateEventExWithFlag(aclrtEvent *event, uint32_t flag) {
-  ACL__HOOKED(29, aclrtCreateEventExWithFlag, (event, flag));
+  ACL__HOOKED(33, aclrtCreateEventExWithFlag, (event, flag));
   return aclrtCreateEventExWithFlagImpl(event, flag);
 }
 
 aclError aclrtCreateEventWithFlag(aclrtEvent *event, uint32_t flag) {
-  ACL__HOOKED(30, aclrtCreateEventWithFlag, (event, flag));
+  ACL__HOOKED(34, aclrtCreateEventWithFlag, (event, flag));
   return aclrtCreateEventWithFlagImpl(event, flag);
 }
 
 aclError aclrtCreateLabel(aclrtLabel *label) {
-  ACL__HOOKED(31, aclrtCreateLabel, (label));
+  ACL__HOOKED(35, aclrtCreateLabel, (label));
   return aclrtCreateLabelImpl(label);
 }
 
 aclError aclrtCreateLabelList(aclrtLabel *labels, size_t num, aclrtLabelList *labelList) {
-  ACL__HOOKED(32, aclrtCreateLabelList, (labels, num, labelList));
+  ACL__HOOKED(36, aclrtCreateLabelList, (labels, num, labelList));
   return aclrtCreateLabelListImpl(labels, num, labelList);
 }
 
 aclError aclrtCreateNotify(aclrtNotify *notify, uint64_t flag) {
-  ACL__HOOKED(33, aclrtCreateNotify, (notify, flag));
+  ACL__HOOKED(37, aclrtCreateNotify, (notify, flag));
   return aclrtCreateNotifyImpl(notify, flag);
 }
 
 aclError aclrtCreateStream(aclrtStream *stream) {
-  ACL__HOOKED(34, aclrtCreateStream, (stream));
+  ACL__HOOKED(38, aclrtCreateStream, (stream));
   return aclrtCreateStreamImpl(stream);
 }
 
 aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uint32_t flag) {
-  ACL__HOOKED(35, aclrtCreateStreamWithConfig, (stream, priority, flag));
+  ACL__HOOKED(39, aclrtCreateStreamWithConfig, (stream, priority, flag));
   return aclrtCreateStreamWithConfigImpl(stream, priority, flag);
 }
 
 aclError aclrtCtxGetCurrentDefaultStream(aclrtStream *stream) {
-  ACL__HOOKED(36, aclrtCtxGetCurrentDefaultStream, (stream));
+  ACL__HOOKED(40, aclrtCtxGetCurrentDefaultStream, (stream));
   return aclrtCtxGetCurrentDefaultStreamImpl(stream);
 }
 
 aclError aclrtCtxGetSysParamOpt(aclSysParamOpt opt, int64_t *value) {
-  ACL__HOOKED(37, aclrtCtxGetSysParamOpt, (opt, value));
+  ACL__HOOKED(41, aclrtCtxGetSysParamOpt, (opt, value));
   return aclrtCtxGetSysParamOptImpl(opt, value);
 }
 
 aclError aclrtCtxSetSysParamOpt(aclSysParamOpt opt, int64_t value) {
-  ACL__HOOKED(38, aclrtCtxSetSysParamOpt, (opt, value));
+  ACL__HOOKED(42, aclrtCtxSetSysParamOpt, (opt, value));
   return aclrtCtxSetSysParamOptImpl(opt, value);
 }
 
 aclError aclrtDestroyContext(aclrtContext context) {
-  ACL__HOOKED(39, aclrtDestroyContext, (context));
+  ACL__HOOKED(43, aclrtDestroyContext, (context));
   return aclrtDestroyContextImpl(context);
 }
 
 aclError aclrtDestroyEvent(aclrtEvent event) {
-  ACL__HOOKED(40, aclrtDestroyEvent, (event));
+  ACL__HOOKED(44, aclrtDestroyEvent, (event));
   return aclrtDestroyEventImpl(event);
 }
 
 aclError aclrtDestroyLabel(aclrtLabel label) {
-  ACL__HOOKED(41, aclrtDestroyLabel, (label));
+  ACL__HOOKED(45, aclrtDestroyLabel, (label));
   return aclrtDestroyLabelImpl(label);
 }
 
 aclError aclrtDestroyLabelList(aclrtLabelList labelList) {
-  ACL__HOOKED(42, aclrtDestroyLabelList, (labelList));
+  ACL__HOOKED(46, aclrtDestroyLabelList, (labelList));
   return aclrtDestroyLabelListImpl(labelList);
 }
 
 aclError aclrtDestroyNotify(aclrtNotify notify) {
-  ACL__HOOKED(43, aclrtDestroyNotify, (notify));
+  ACL__HOOKED(47, aclrtDestroyNotify, (notify));
   return aclrtDestroyNotifyImpl(notify);
 }
 
 aclError aclrtDestroyStream(aclrtStream stream) {
-  ACL__HOOKED(44, aclrtDestroyStream, (stream));
+  ACL__HOOKED(48, aclrtDestroyStream, (stream));
   return aclrtDestroyStreamImpl(stream);
 }
 
 aclError aclrtDestroyStreamForce(aclrtStream stream) {
-  ACL__HOOKED(45, aclrtDestroyStreamForce, (stream));
+  ACL__HOOKED(49, aclrtDestroyStreamForce, (stream));
   return aclrtDestroyStreamForceImpl(stream);
 }
 
 aclError aclrtDeviceCanAccessPeer(int32_t *canAccessPeer, int32_t deviceId, int32_t peerDeviceId) {
-  ACL__HOOKED(46, aclrtDeviceCanAccessPeer, (canAccessPeer, deviceId, peerDeviceId));
+  ACL__HOOKED(50, aclrtDeviceCanAccessPeer, (canAccessPeer, deviceId, peerDeviceId));
   return aclrtDeviceCanAccessPeerImpl(canAccessPeer, deviceId, peerDeviceId);
 }
 
 aclError aclrtDeviceDisablePeerAccess(int32_t peerDeviceId) {
-  ACL__HOOKED(47, aclrtDeviceDisablePeerAccess, (peerDeviceId));
+  ACL__HOOKED(51, aclrtDeviceDisablePeerAccess, (peerDeviceId));
   return aclrtDeviceDisablePeerAccessImpl(peerDeviceId);
 }
 
 aclError aclrtDeviceEnablePeerAccess(int32_t peerDeviceId, uint32_t flags) {
-  ACL__HOOKED(48, aclrtDeviceEnablePeerAccess, (peerDeviceId, flags));
+  ACL__HOOKED(52, aclrtDeviceEnablePeerAccess, (peerDeviceId, flags));
   return aclrtDeviceEnablePeerAccessImpl(peerDeviceId, flags);
 }
 
 aclError aclrtDeviceGetBareTgid(int32_t *pid) {
-  ACL__HOOKED(49, aclrtDeviceGetBareTgid, (pid));
+  ACL__HOOKED(53, aclrtDeviceGetBareTgid, (pid));
   return aclrtDeviceGetBareTgidImpl(pid);
 }
 
 aclError aclrtDeviceGetByPCIBusId(const char *pciBusId, int32_t *deviceId) {
-  ACL__HOOKED(50, aclrtDeviceGetByPCIBusId, (pciBusId, deviceId));
+  ACL__HOOKED(54, aclrtDeviceGetByPCIBusId, (pciBusId, deviceId));
   return aclrtDeviceGetByPCIBusIdImpl(pciBusId, deviceId);
 }
 
 aclError aclrtDeviceGetHostAtomicCapabilities(uint32_t *capabilities, const aclrtAtomicOperation *operations, const uint32_t count, int32_t deviceId) {
-  ACL__HOOKED(51, aclrtDeviceGetHostAtomicCapabilities, (capabilities, operations, count, deviceId));
+  ACL__HOOKED(55, aclrtDeviceGetHostAtomicCapabilities, (capabilities, operations, count, deviceId));
   return aclrtDeviceGetHostAtomicCapabilitiesImpl(capabilities, operations, count, deviceId);
 }
 
 aclError aclrtDeviceGetLimit(aclrtDeviceLimit limit, size_t *value) {
-  ACL__HOOKED(52, aclrtDeviceGetLimit, (limit, value));
+  ACL__HOOKED(56, aclrtDeviceGetLimit, (limit, value));
   return aclrtDeviceGetLimitImpl(limit, value);
 }
 
 aclError aclrtDeviceGetPCIBusId(int32_t deviceId, char *pciBusId, int32_t len) {
-  ACL__HOOKED(53, aclrtDeviceGetPCIBusId, (deviceId, pciBusId, len));
+  ACL__HOOKED(57, aclrtDeviceGetPCIBusId, (deviceId, pciBusId, len));
   return aclrtDeviceGetPCIBusIdImpl(deviceId, pciBusId, len);
 }
 
 aclError aclrtDeviceGetStreamPriorityRange(int32_t *leastPriority, int32_t *greatestPriority) {
-  ACL__HOOKED(54, aclrtDeviceGetStreamPriorityRange, (leastPriority, greatestPriority));
+  ACL__HOOKED(58, aclrtDeviceGetStreamPriorityRange, (leastPriority, greatestPriority));
   return aclrtDeviceGetStreamPriorityRangeImpl(leastPriority, greatestPriority);
 }
 
 aclError aclrtDeviceGetUuid(int32_t deviceId, aclrtUuid *uuid) {
-  ACL__HOOKED(55, aclrtDeviceGetUuid, (deviceId, uuid));
+  ACL__HOOKED(59, aclrtDeviceGetUuid, (deviceId, uuid));
   return aclrtDeviceGetUuidImpl(deviceId, uuid);
 }
 
 aclError aclrtDevicePeerAccessStatus(int32_t deviceId, int32_t peerDeviceId, int32_t *status) {
-  ACL__HOOKED(56, aclrtDevicePeerAccessStatus, (deviceId, peerDeviceId, status));
+  ACL__HOOKED(60, aclrtDevicePeerAccessStatus, (deviceId, peerDeviceId, status));
   return aclrtDevicePeerAccessStatusImpl(deviceId, peerDeviceId, status);
 }
 
 aclError aclrtDeviceSetLimit(aclrtDeviceLimit limit, size_t value) {
-  ACL__HOOKED(57, aclrtDeviceSetLimit, (limit, value));
+  ACL__HOOKED(61, aclrtDeviceSetLimit, (limit, value));
   return aclrtDeviceSetLimitImpl(limit, value);
 }
 
 aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endEvent) {
-  ACL__HOOKED(58, aclrtEventElapsedTime, (ms, startEvent, endEvent));
+  ACL__HOOKED(62, aclrtEventElapsedTime, (ms, startEvent, endEvent));
   return aclrtEventElapsedTimeImpl(ms, startEvent, endEvent);
 }
 
 aclError aclrtEventGetTimestamp(aclrtEvent event, uint64_t *timestamp) {
-  ACL__HOOKED(59, aclrtEventGetTimestamp, (event, timestamp));
+  ACL__HOOKED(63, aclrtEventGetTimestamp, (event, timestamp));
   return aclrtEventGetTimestampImpl(event, timestamp);
 }
 
 aclError aclrtExceptionInfoCallbackRegister(aclrtExceptionInfoCallback callback) {
-  ACL__HOOKED(60, aclrtExceptionInfoCallbackRegister, (callback));
+  ACL__HOOKED(64, aclrtExceptionInfoCallbackRegister, (callback));
   return aclrtExceptionInfoCallbackRegisterImpl(callback);
 }
 
 aclError aclrtExceptionInfoCallbackUnregister(aclrtExceptionInfoCallback callback) {
-  ACL__HOOKED(61, aclrtExceptionInfoCallbackUnregister, (callback));
+  ACL__HOOKED(65, aclrtExceptionInfoCallbackUnregister, (callback));
   return aclrtExceptionInfoCallbackUnregisterImpl(callback);
 }
 
 aclError aclrtFree(void *devPtr) {
-  ACL__HOOKED(62, aclrtFree, (devPtr));
+  ACL__HOOKED(66, aclrtFree, (devPtr));
   return aclrtFreeImpl(devPtr);
 }
 
 aclError aclrtFreeHost(void *hostPtr) {
-  ACL__HOOKED(63, aclrtFreeHost, (hostPtr));
+  ACL__HOOKED(67, aclrtFreeHost, (hostPtr));
   return aclrtFreeHostImpl(hostPtr);
 }
 
 aclError aclrtFreeHostWithDevSync(void *hostPtr) {
-  ACL__HOOKED(64, aclrtFreeHostWithDevSync, (hostPtr));
+  ACL__HOOKED(68, aclrtFreeHostWithDevSync, (hostPtr));
   return aclrtFreeHostWithDevSyncImpl(hostPtr);
 }
 
 aclError aclrtFreePhysical(aclrtDrvMemHandle handle) {
-  ACL__HOOKED(65, aclrtFreePhysical, (handle));
+  ACL__HOOKED(69, aclrtFreePhysical, (handle));
   return aclrtFreePhysicalImpl(handle);
 }
 
 aclError aclrtFreeWithDevSync(void *devPtr) {
-  ACL__HOOKED(66, aclrtFreeWithDevSync, (devPtr));
+  ACL__HOOKED(70, aclrtFreeWithDevSync, (devPtr));
   return aclrtFreeWithDevSyncImpl(devPtr);
 }
 
 aclError aclrtGetArgsFromExceptionInfo(const aclrtExceptionInfo *info, void **devArgsPtr, uint32_t *devArgsLen) {
-  ACL__HOOKED(67, aclrtGetArgsFromExceptionInfo, (info, devArgsPtr, devArgsLen));
+  ACL__HOOKED(71, aclrtGetArgsFromExceptionInfo, (info, devArgsPtr, devArgsLen));
   return aclrtGetArgsFromExceptionInfoImpl(info, devArgsPtr, devArgsLen);
 }
 
 aclError aclrtGetCurrentContext(aclrtContext *context) {
-  ACL__HOOKED(68, aclrtGetCurrentContext, (context));
+  ACL__HOOKED(72, aclrtGetCurrentContext, (context));
   return aclrtGetCurrentContextImpl(context);
 }
 
 aclError aclrtGetDevice(int32_t *deviceId) {
-  ACL__HOOKED(69, aclrtGetDevice, (deviceId));
+  ACL__HOOKED(73, aclrtGetDevice, (deviceId));
   return aclrtGetDeviceImpl(deviceId);
 }
 
 aclError aclrtGetDeviceCapability(int32_t deviceId, aclrtDevFeatureType devFeatureType, int32_t *value) {
-  ACL__HOOKED(70, aclrtGetDeviceCapability, (deviceId, devFeatureType, value));
+  ACL__HOOKED(74, aclrtGetDeviceCapability, (deviceId, devFeatureType, value));
   return aclrtGetDeviceCapabilityImpl(deviceId, devFeatureType, value);
 }
 
 aclError aclrtGetDeviceCount(uint32_t *count) {
-  ACL__HOOKED(71, aclrtGetDeviceCount, (count));
+  ACL__HOOKED(75, aclrtGetDeviceCount, (count));
   return aclrtGetDeviceCountImpl(count);
 }
 
 uint32_t aclrtGetDeviceIdFromExceptionInfo(const aclrtExceptionInfo *info) {
-  ACL__HOOKED(72, aclrtGetDeviceIdFromExceptionInfo, (info));
+  ACL__HOOKED(76, aclrtGetDeviceIdFromExceptionInfo, (info));
   return aclrtGetDeviceIdFromExceptionInfoImpl(info);
 }
 
 aclError aclrtGetDeviceInfo(uint32_t deviceId, aclrtDevAttr attr, int64_t *value) {
-  ACL__HOOKED(73, aclrtGetDeviceInfo, (deviceId, attr, value));
+  ACL__HOOKED(77, aclrtGetDeviceInfo, (deviceId, attr, value));
   return aclrtGetDeviceInfoImpl(deviceId, attr, value);
 }
 
 aclError aclrtGetDeviceResLimit(int32_t deviceId, aclrtDevResLimitType type, uint32_t *value) {
-  ACL__HOOKED(74, aclrtGetDeviceResLimit, (deviceId, type, value));
+  ACL__HOOKED(78, aclrtGetDeviceResLimit, (deviceId, type, value));
   return aclrtGetDeviceResLimitImpl(deviceId, type, value);
 }
 
 aclError aclrtGetDeviceSatMode(aclrtFloatOverflowMode *mode) {
-  ACL__HOOKED(75, aclrtGetDeviceSatMode, (mode));
+  ACL__HOOKED(79, aclrtGetDeviceSatMode, (mode));
   return aclrtGetDeviceSatModeImpl(mode);
 }
 
 aclError aclrtGetDeviceUtilizationRate(int32_t deviceId, aclrtUtilizationInfo *utilizationInfo) {
-  ACL__HOOKED(76, aclrtGetDeviceUtilizationRate, (deviceId, utilizationInfo));
+  ACL__HOOKED(80, aclrtGetDeviceUtilizationRate, (deviceId, utilizationInfo));
   return aclrtGetDeviceUtilizationRateImpl(deviceId, utilizationInfo);
 }
 
 aclError aclrtGetDevicesTopo(uint32_t deviceId, uint32_t otherDeviceId, uint64_t *value) {
-  ACL__HOOKED(77, aclrtGetDevicesTopo, (deviceId, otherDeviceId, value));
+  ACL__HOOKED(81, aclrtGetDevicesTopo, (deviceId, otherDeviceId, value));
   return aclrtGetDevicesTopoImpl(deviceId, otherDeviceId, value);
 }
 
 uint32_t aclrtGetErrorCodeFromExceptionInfo(const aclrtExceptionInfo *info) {
-  ACL__HOOKED(78, aclrtGetErrorCodeFromExceptionInfo, (info));
+  ACL__HOOKED(82, aclrtGetErrorCodeFromExceptionInfo, (info));
   return aclrtGetErrorCodeFromExceptionInfoImpl(info);
 }
 
 aclError aclrtGetErrorVerbose(int32_t deviceId, aclrtErrorInfo *errorInfo) {
-  ACL__HOOKED(79, aclrtGetErrorVerbose, (deviceId, errorInfo));
+  ACL__HOOKED(83, aclrtGetErrorVerbose, (deviceId, errorInfo));
   return aclrtGetErrorVerboseImpl(deviceId, errorInfo);
 }
 
 aclError aclrtGetEventAvailNum(uint32_t *eventCount) {
-  ACL__HOOKED(80, aclrtGetEventAvailNum, (eventCount));
+  ACL__HOOKED(84, aclrtGetEventAvailNum, (eventCount));
   return aclrtGetEventAvailNumImpl(eventCount);
 }
 
 aclError aclrtGetEventId(aclrtEvent event, uint32_t *eventId) {
-  ACL__HOOKED(81, aclrtGetEventId, (event, eventId));
+  ACL__HOOKED(85, aclrtGetEventId, (event, eventId));
   return aclrtGetEventIdImpl(event, eventId);
 }
 
 aclError aclrtGetFuncHandleFromExceptionInfo(const aclrtExceptionInfo *info, aclrtFuncHandle *func) {
-  ACL__HOOKED(82, aclrtGetFuncHandleFromExceptionInfo, (info, func));
+  ACL__HOOKED(86, aclrtGetFuncHandleFromExceptionInfo, (info, func));
   return aclrtGetFuncHandleFromExceptionInfoImpl(info, func);
 }
 
 aclError aclrtGetLastError(aclrtLastErrLevel level) {
-  ACL__HOOKED(83, aclrtGetLastError, (level));
+  ACL__HOOKED(87, aclrtGetLastError, (level));
   return aclrtGetLastErrorImpl(level);
 }
 
 aclError aclrtGetLogicDevIdByPhyDevId(const int32_t phyDevId, int32_t *const logicDevId) {
-  ACL__HOOKED(84, aclrtGetLogicDevIdByPhyDevId, (phyDevId, logicDevId));
+  ACL__HOOKED(88, aclrtGetLogicDevIdByPhyDevId, (phyDevId, logicDevId));
   return aclrtGetLogicDevIdByPhyDevIdImpl(phyDevId, logicDevId);
 }
 
 aclError aclrtGetLogicDevIdByUserDevId(const int32_t userDevid, int32_t *const logicDevId) {
-  ACL__HOOKED(85, aclrtGetLogicDevIdByUserDevId, (userDevid, logicDevId));
+  ACL__HOOKED(89, aclrtGetLogicDevIdByUserDevId, (userDevid, logicDevId));
   return aclrtGetLogicDevIdByUserDevIdImpl(userDevid, logicDevId);
 }
 
 aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total) {
-  ACL__HOOKED(86, aclrtGetMemInfo, (attr, free, total));
+  ACL__HOOKED(90, aclrtGetMemInfo, (attr, free, total));
   return aclrtGetMemInfoImpl(attr, free, total);
 }
 
 aclError aclrtGetMemcpyDescSize(aclrtMemcpyKind kind, size_t *descSize) {
-  ACL__HOOKED(87, aclrtGetMemcpyDescSize, (kind, descSize));
+  ACL__HOOKED(91, aclrtGetMemcpyDescSize, (kind, descSize));
   return aclrtGetMemcpyDescSizeImpl(kind, descSize);
 }
 
 aclError aclrtGetNotifyId(aclrtNotify notify, uint32_t *notifyId) {
-  ACL__HOOKED(88, aclrtGetNotifyId, (notify, notifyId));
+  ACL__HOOKED(92, aclrtGetNotifyId, (notify, notifyId));
   return aclrtGetNotifyIdImpl(notify, notifyId);
 }
 
 aclError aclrtGetOpExecuteTimeout(uint32_t *const timeoutMs) {
-  ACL__HOOKED(89, aclrtGetOpExecuteTimeout, (timeoutMs));
+  ACL__HOOKED(93, aclrtGetOpExecuteTimeout, (timeoutMs));
   return aclrtGetOpExecuteTimeoutImpl(timeoutMs);
 }
 
 aclError aclrtGetOpTimeOutInterval(uint64_t *interval) {
-  ACL__HOOKED(90, aclrtGetOpTimeOutInterval, (interval));
+  ACL__HOOKED(94, aclrtGetOpTimeOutInterval, (interval));
   return aclrtGetOpTimeOutIntervalImpl(interval);
 }
 
 aclError aclrtGetOverflowStatus(void *outputAddr, size_t outputSize, aclrtStream stream) {
-  ACL__HOOKED(91, aclrtGetOverflowStatus, (outputAddr, outputSize, stream));
+  ACL__HOOKED(95, aclrtGetOverflowStatus, (outputAddr, outputSize, stream));
   return aclrtGetOverflowStatusImpl(outputAddr, outputSize, stream);
 }
 
 aclError aclrtGetPhyDevIdByLogicDevId(const int32_t logicDevId, int32_t *const phyDevId) {
-  ACL__HOOKED(92, aclrtGetPhyDevIdByLogicDevId, (logicDevId, phyDevId));
+  ACL__HOOKED(96, aclrtGetPhyDevIdByLogicDevId, (logicDevId, phyDevId));
   return aclrtGetPhyDevIdByLogicDevIdImpl(logicDevId, phyDevId);
 }
 
 aclError aclrtGetPhyDevIdByUserDevId(const int32_t userDevId, int32_t *const phyDevId) {
-  ACL__HOOKED(93, aclrtGetPhyDevIdByUserDevId, (userDevId, phyDevId));
+  ACL__HOOKED(97, aclrtGetPhyDevIdByUserDevId, (userDevId, phyDevId));
   return aclrtGetPhyDevIdByUserDevIdImpl(userDevId, phyDevId);
 }
 
 aclError aclrtGetPrimaryCtxState(int32_t deviceId, uint32_t *flags, int32_t *active) {
-  ACL__HOOKED(94, aclrtGetPrimaryCtxState, (deviceId, flags, active));
+  ACL__HOOKED(98, aclrtGetPrimaryCtxState, (deviceId, flags, active));
   return aclrtGetPrimaryCtxStateImpl(deviceId, flags, active);
 }
 
 aclError aclrtGetResInCurrentThread(aclrtDevResLimitType type, uint32_t *value) {
-  ACL__HOOKED(95, aclrtGetResInCurrentThread, (type, value));
+  ACL__HOOKED(99, aclrtGetResInCurrentThread, (type, value));
   return aclrtGetResInCurrentThreadImpl(type, value);
 }
 
 aclError aclrtGetRunMode(aclrtRunMode *runMode) {
-  ACL__HOOKED(96, aclrtGetRunMode, (runMode));
+  ACL__HOOKED(100, aclrtGetRunMode, (runMode));
   return aclrtGetRunModeImpl(runMode);
 }
 
 const char *aclrtGetSocName(void) {
-  ACL__HOOKED(97, aclrtGetSocName, ());
+  ACL__HOOKED(101, aclrtGetSocName, ());
   return aclrtGetSocNameImpl();
 }
 
 aclError aclrtGetStreamAvailableNum(uint32_t *streamCount) {
-  ACL__HOOKED(98, aclrtGetStreamAvailableNum, (streamCount));
+  ACL__HOOKED(102, aclrtGetStreamAvailableNum, (streamCount));
   return aclrtGetStreamAvailableNumImpl(streamCount);
 }
 
 uint32_t aclrtGetStreamIdFromExceptionInfo(const aclrtExceptionInfo *info) {
-  ACL__HOOKED(99, aclrtGetStreamIdFromExceptionInfo, (info));
+  ACL__HOOKED(103, aclrtGetStreamIdFromExceptionInfo, (info));
   return aclrtGetStreamIdFromExceptionInfoImpl(info);
 }
 
 aclError aclrtGetStreamOverflowSwitch(aclrtStream stream, uint32_t *flag) {
-  ACL__HOOKED(100, aclrtGetStreamOverflowSwitch, (stream, flag));
+  ACL__HOOKED(104, aclrtGetStreamOverflowSwitch, (stream, flag));
   return aclrtGetStreamOverflowSwitchImpl(stream, flag);
 }
 
 aclError aclrtGetStreamResLimit(aclrtStream stream, aclrtDevResLimitType type, uint32_t *value) {
-  ACL__HOOKED(101, aclrtGetStreamResLimit, (stream, type, value));
+  ACL__HOOKED(105, aclrtGetStreamResLimit, (stream, type, value));
   return aclrtGetStreamResLimitImpl(stream, type, value);
 }
 
 aclError aclrtGetSysParamOpt(aclSysParamOpt opt, int64_t *value) {
-  ACL__HOOKED(102, aclrtGetSysParamOpt, (opt, value));
+  ACL__HOOKED(106, aclrtGetSysParamOpt, (opt, value));
   return aclrtGetSysParamOptImpl(opt, value);
 }
 
 uint32_t aclrtGetTaskIdFromExceptionInfo(const aclrtExceptionInfo *info) {
-  ACL__HOOKED(103, aclrtGetTaskIdFromExceptionInfo, (info));
+  ACL__HOOKED(107, aclrtGetTaskIdFromExceptionInfo, (info));
   return aclrtGetTaskIdFromExceptionInfoImpl(info);
 }
 
 uint32_t aclrtGetThreadIdFromExceptionInfo(const aclrtExceptionInfo *info) {
-  ACL__HOOKED(104, aclrtGetThreadIdFromExceptionInfo, (info));
+  ACL__HOOKED(108, aclrtGetThreadIdFromExceptionInfo, (info));
   return aclrtGetThreadIdFromExceptionInfoImpl(info);
 }
 
 aclError aclrtGetThreadLastTaskId(uint32_t *taskId) {
-  ACL__HOOKED(105, aclrtGetThreadLastTaskId, (taskId));
+  ACL__HOOKED(109, aclrtGetThreadLastTaskId, (taskId));
   return aclrtGetThreadLastTaskIdImpl(taskId);
 }
 
 aclError aclrtGetUserDevIdByLogicDevId(const int32_t logicDevId, int32_t *const userDevid) {
-  ACL__HOOKED(106, aclrtGetUserDevIdByLogicDevId, (logicDevId, userDevid));
+  ACL__HOOKED(110, aclrtGetUserDevIdByLogicDevId, (logicDevId, userDevid));
   return aclrtGetUserDevIdByLogicDevIdImpl(logicDevId, userDevid);
 }
 
 aclError aclrtGetUserDevIdByPhyDevId(const int32_t phyDevId, int32_t *const userDevId) {
-  ACL__HOOKED(107, aclrtGetUserDevIdByPhyDevId, (phyDevId, userDevId));
+  ACL__HOOKED(111, aclrtGetUserDevIdByPhyDevId, (phyDevId, userDevId));
   return aclrtGetUserDevIdByPhyDevIdImpl(phyDevId, userDevId);
 }
 
 aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion, int32_t *patchVersion) {
-  ACL__HOOKED(108, aclrtGetVersion, (majorVersion, minorVersion, patchVersion));
+  ACL__HOOKED(112, aclrtGetVersion, (majorVersion, minorVersion, patchVersion));
   return aclrtGetVersionImpl(majorVersion, minorVersion, patchVersion);
 }
 
 aclError aclrtHostGetDevicePointer(void *pHost, void **pDevice, uint32_t flag) {
-  ACL__HOOKED(109, aclrtHostGetDevicePointer, (pHost, pDevice, flag));
+  ACL__HOOKED(113, aclrtHostGetDevicePointer, (pHost, pDevice, flag));
   return aclrtHostGetDevicePointerImpl(pHost, pDevice, flag);
 }
 
 aclError aclrtHostMemMapCapabilities(uint32_t deviceId, aclrtHacType hacType, aclrtHostMemMapCapability *capabilities) {
-  ACL__HOOKED(110, aclrtHostMemMapCapabilities, (deviceId, hacType, capabilities));
+  ACL__HOOKED(114, aclrtHostMemMapCapabilities, (deviceId, hacType, capabilities));
   return aclrtHostMemMapCapabilitiesImpl(deviceId, hacType, capabilities);
 }
 
 aclError aclrtHostRegister(void *ptr, uint64_t size, aclrtHostRegisterType type, void **devPtr) {
-  ACL__HOOKED(111, aclrtHostRegister, (ptr, size, type, devPtr));
+  ACL__HOOKED(115, aclrtHostRegister, (ptr, size, type, devPtr));
   return aclrtHostRegisterImpl(ptr, size, type, devPtr);
 }
 
 aclError aclrtHostRegisterV2(void *ptr, uint64_t size, uint32_t flag) {
-  ACL__HOOKED(112, aclrtHostRegisterV2, (ptr, size, flag));
+  ACL__HOOKED(116, aclrtHostRegisterV2, (ptr, size, flag));
   return aclrtHostRegisterV2Impl(ptr, size, flag);
 }
 
 aclError aclrtHostUnregister(void *ptr) {
-  ACL__HOOKED(113, aclrtHostUnregister, (ptr));
+  ACL__HOOKED(117, aclrtHostUnregister, (ptr));
   return aclrtHostUnregisterImpl(ptr);
 }
 
 aclError aclrtIpcGetEventHandle(aclrtEvent event, aclrtIpcEventHandle *handle) {
-  ACL__HOOKED(114, aclrtIpcGetEventHandle, (event, handle));
+  ACL__HOOKED(118, aclrtIpcGetEventHandle, (event, handle));
   return aclrtIpcGetEventHandleImpl(event, handle);
 }
 
 aclError aclrtIpcMemClose(const char *key) {
-  ACL__HOOKED(115, aclrtIpcMemClose, (key));
+  ACL__HOOKED(119, aclrtIpcMemClose, (key));
   return aclrtIpcMemCloseImpl(key);
 }
 
 aclError aclrtIpcMemGetExportKey(void *devPtr, size_t size, char *key, size_t len, uint64_t flags) {
-  ACL__HOOKED(116, aclrtIpcMemGetExportKey, (devPtr, size, key, len, flags));
+  ACL__HOOKED(120, aclrtIpcMemGetExportKey, (devPtr, size, key, len, flags));
   return aclrtIpcMemGetExportKeyImpl(devPtr, size, key, len, flags);
 }
 
 aclError aclrtIpcMemImportByKey(void **devPtr, const char *key, uint64_t flags) {
-  ACL__HOOKED(117, aclrtIpcMemImportByKey, (devPtr, key, flags));
+  ACL__HOOKED(121, aclrtIpcMemImportByKey, (devPtr, key, flags));
   return aclrtIpcMemImportByKeyImpl(devPtr, key, flags);
 }
 
 aclError aclrtIpcMemSetImportPid(const char *key, int32_t *pid, size_t num) {
-  ACL__HOOKED(118, aclrtIpcMemSetImportPid, (key, pid, num));
+  ACL__HOOKED(122, aclrtIpcMemSetImportPid, (key, pid, num));
   return aclrtIpcMemSetImportPidImpl(key, pid, num);
 }
 
 aclError aclrtIpcOpenEventHandle(aclrtIpcEventHandle handle, aclrtEvent *event) {
-  ACL__HOOKED(119, aclrtIpcOpenEventHandle, (handle, event));
+  ACL__HOOKED(123, aclrtIpcOpenEventHandle, (handle, event));
   return aclrtIpcOpenEventHandleImpl(handle, event);
 }
 
 aclError aclrtLaunchCallback(aclrtCallback fn, void *userData, aclrtCallbackBlockType blockType, aclrtStream stream) {
-  ACL__HOOKED(120, aclrtLaunchCallback, (fn, userData, blockType, stream));
+  ACL__HOOKED(124, aclrtLaunchCallback, (fn, userData, blockType, stream));
   return aclrtLaunchCallbackImpl(fn, userData, blockType, stream);
 }
 
 aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void *args) {
-  ACL__HOOKED(121, aclrtLaunchHostFunc, (stream, fn, args));
+  ACL__HOOKED(125, aclrtLaunchHostFunc, (stream, fn, args));
   return aclrtLaunchHostFuncImpl(stream, fn, args);
 }
 
 aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy) {
-  ACL__HOOKED(122, aclrtMalloc, (devPtr, size, policy));
+  ACL__HOOKED(126, aclrtMalloc, (devPtr, size, policy));
   return aclrtMallocImpl(devPtr, size, policy);
 }
 
 aclError aclrtMallocAlign32(void **devPtr, size_t size, aclrtMemMallocPolicy policy) {
-  ACL__HOOKED(123, aclrtMallocAlign32, (devPtr, size, policy));
+  ACL__HOOKED(127, aclrtMallocAlign32, (devPtr, size, policy));
   return aclrtMallocAlign32Impl(devPtr, size, policy);
 }
 
 aclError aclrtMallocCached(void **devPtr, size_t size, aclrtMemMallocPolicy policy) {
-  ACL__HOOKED(124, aclrtMallocCached, (devPtr, size, policy));
+  ACL__HOOKED(128, aclrtMallocCached, (devPtr, size, policy));
   return aclrtMallocCachedImpl(devPtr, size, policy);
 }
 
 aclError aclrtMallocForTaskScheduler(void **devPtr, size_t size, aclrtMemMallocPolicy policy, aclrtMallocConfig *cfg) {
-  ACL__HOOKED(125, aclrtMallocForTaskScheduler, (devPtr, size, policy, cfg));
+  ACL__HOOKED(129, aclrtMallocForTaskScheduler, (devPtr, size, policy, cfg));
   return aclrtMallocForTaskSchedulerImpl(devPtr, size, policy, cfg);
 }
 
 aclError aclrtMallocHost(void **hostPtr, size_t size) {
-  ACL__HOOKED(126, aclrtMallocHost, (hostPtr, size));
+  ACL__HOOKED(130, aclrtMallocHost, (hostPtr, size));
   return aclrtMallocHostImpl(hostPtr, size);
 }
 
 aclError aclrtMallocHostWithCfg(void **ptr, uint64_t size, aclrtMallocConfig *cfg) {
-  ACL__HOOKED(127, aclrtMallocHostWithCfg, (ptr, size, cfg));
+  ACL__HOOKED(131, aclrtMallocHostWithCfg, (ptr, size, cfg));
   return aclrtMallocHostWithCfgImpl(ptr, size, cfg);
 }
 
 aclError aclrtMallocPhysical(aclrtDrvMemHandle *handle, size_t size, const aclrtPhysicalMemProp *prop, uint64_t flags) {
-  ACL__HOOKED(128, aclrtMallocPhysical, (handle, size, prop, flags));
+  ACL__HOOKED(132, aclrtMallocPhysical, (handle, size, prop, flags));
   return aclrtMallocPhysicalImpl(handle, size, prop, flags);
 }
 
 aclError aclrtMallocWithCfg(void **devPtr, size_t size, aclrtMemMallocPolicy policy, aclrtMallocConfig *cfg) {
-  ACL__HOOKED(129, aclrtMallocWithCfg, (devPtr, size, policy, cfg));
+  ACL__HOOKED(133, aclrtMallocWithCfg, (devPtr, size, policy, cfg));
   return aclrtMallocWithCfgImpl(devPtr, size, policy, cfg);
 }
 
 aclError aclrtMapMem(void *virPtr, size_t size, size_t offset, aclrtDrvMemHandle handle, uint64_t flags) {
-  ACL__HOOKED(130, aclrtMapMem, (virPtr, size, offset, handle, flags));
+  ACL__HOOKED(134, aclrtMapMem, (virPtr, size, offset, handle, flags));
   return aclrtMapMemImpl(virPtr, size, offset, handle, flags);
 }
 
 aclError aclrtMemAllocManaged(void **ptr, uint64_t size, uint32_t flag) {
-  ACL__HOOKED(131, aclrtMemAllocManaged, (ptr, size, flag));
+  ACL__HOOKED(135, aclrtMemAllocManaged, (ptr, size, flag));
   return aclrtMemAllocManagedImpl(ptr, size, flag);
 }
 
 aclError aclrtMemExportToShareableHandle(aclrtDrvMemHandle handle, aclrtMemHandleType handleType, uint64_t flags, uint64_t *shareableHandle) {
-  ACL__HOOKED(132, aclrtMemExportToShareableHandle, (handle, handleType, flags, shareableHandle));
+  ACL__HOOKED(136, aclrtMemExportToShareableHandle, (handle, handleType, flags, shareableHandle));
   return aclrtMemExportToShareableHandleImpl(handle, handleType, flags, shareableHandle);
 }
 
 aclError aclrtMemExportToShareableHandleV2(aclrtDrvMemHandle handle, uint64_t flags, aclrtMemSharedHandleType shareType, void *shareableHandle) {
-  ACL__HOOKED(133, aclrtMemExportToShareableHandleV2, (handle, flags, shareType, shareableHandle));
+  ACL__HOOKED(137, aclrtMemExportToShareableHandleV2, (handle, flags, shareType, shareableHandle));
   return aclrtMemExportToShareableHandleV2Impl(handle, flags, shareType, shareableHandle);
 }
 
 aclError aclrtMemFlush(void *devPtr, size_t size) {
-  ACL__HOOKED(134, aclrtMemFlush, (devPtr, size));
+  ACL__HOOKED(138, aclrtMemFlush, (devPtr, size));
   return aclrtMemFlushImpl(devPtr, size);
 }
 
 aclError aclrtMemGetAccess(void *virPtr, aclrtMemLocation *location, uint64_t *flag) {
-  ACL__HOOKED(135, aclrtMemGetAccess, (virPtr, location, flag));
+  ACL__HOOKED(139, aclrtMemGetAccess, (virPtr, location, flag));
   return aclrtMemGetAccessImpl(virPtr, location, flag);
 }
 
 aclError aclrtMemGetAddressRange(void *ptr, void **pbase, size_t *psize) {
-  ACL__HOOKED(136, aclrtMemGetAddressRange, (ptr, pbase, psize));
+  ACL__HOOKED(140, aclrtMemGetAddressRange, (ptr, pbase, psize));
   return aclrtMemGetAddressRangeImpl(ptr, pbase, psize);
 }
 
 aclError aclrtMemGetAllocationGranularity(aclrtPhysicalMemProp *prop, aclrtMemGranularityOptions option, size_t *granularity) {
-  ACL__HOOKED(137, aclrtMemGetAllocationGranularity, (prop, option, granularity));
+  ACL__HOOKED(141, aclrtMemGetAllocationGranularity, (prop, option, granularity));
   return aclrtMemGetAllocationGranularityImpl(prop, option, granularity);
 }
 
 aclError aclrtMemGetAllocationPropertiesFromHandle(aclrtDrvMemHandle handle, aclrtPhysicalMemProp *prop) {
-  ACL__HOOKED(138, aclrtMemGetAllocationPropertiesFromHandle, (handle, prop));
+  ACL__HOOKED(142, aclrtMemGetAllocationPropertiesFromHandle, (handle, prop));
   return aclrtMemGetAllocationPropertiesFromHandleImpl(handle, prop);
 }
 
 aclError aclrtMemImportFromShareableHandle(uint64_t shareableHandle, int32_t deviceId, aclrtDrvMemHandle *handle) {
-  ACL__HOOKED(139, aclrtMemImportFromShareableHandle, (shareableHandle, deviceId, handle));
+  ACL__HOOKED(143, aclrtMemImportFromShareableHandle, (shareableHandle, deviceId, handle));
   return aclrtMemImportFromShareableHandleImpl(shareableHandle, deviceId, handle);
 }
 
 aclError aclrtMemImportFromShareableHandleV2(void *shareableHandle, aclrtMemSharedHandleType shareType, uint64_t flags, aclrtDrvMemHandle *handle) {
-  ACL__HOOKED(140, aclrtMemImportFromShareableHandleV2, (shareableHandle, shareType, flags, handle));
+  ACL__HOOKED(144, aclrtMemImportFromShareableHandleV2, (shareableHandle, shareType, flags, handle));
   return aclrtMemImportFromShareableHandleV2Impl(shareableHandle, shareType, flags, handle);
 }
 
 aclError aclrtMemInvalidate(void *devPtr, size_t size) {
-  ACL__HOOKED(141, aclrtMemInvalidate, (devPtr, size));
+  ACL__HOOKED(145, aclrtMemInvalidate, (devPtr, size));
   return aclrtMemInvalidateImpl(devPtr, size);
 }
 
 aclError aclrtMemManagedAdvise(const void *const ptr, uint64_t size, aclrtMemManagedAdviseType advise, aclrtMemManagedLocation location) {
-  ACL__HOOKED(142, aclrtMemManagedAdvise, (ptr, size, advise, location));
+  ACL__HOOKED(146, aclrtMemManagedAdvise, (ptr, size, advise, location));
   return aclrtMemManagedAdviseImpl(ptr, size, advise, location);
 }
 
 aclError aclrtMemManagedGetAttr(aclrtMemManagedRangeAttribute attribute, const void *ptr, size_t size, void *data, size_t dataSize) {
-  ACL__HOOKED(143, aclrtMemManagedGetAttr, (attribute, ptr, size, data, dataSize));
+  ACL__HOOKED(147, aclrtMemManagedGetAttr, (attribute, ptr, size, data, dataSize));
   return aclrtMemManagedGetAttrImpl(attribute, ptr, size, data, dataSize);
 }
 
 aclError aclrtMemManagedGetAttrs(aclrtMemManagedRangeAttribute *attributes, size_t numAttributes, const void *ptr, size_t size, void **data, size_t *dataSizes) {
-  ACL__HOOKED(144, aclrtMemManagedGetAttrs, (attributes, numAttributes, ptr, size, data, dataSizes));
+  ACL__HOOKED(148, aclrtMemManagedGetAttrs, (attributes, numAttributes, ptr, size, data, dataSizes));
   return aclrtMemManagedGetAttrsImpl(attributes, numAttributes, ptr, size, data, dataSizes);
 }
 
 aclError aclrtMemManagedPrefetchAsync(const void *ptr, size_t size, aclrtMemManagedLocation location, uint32_t flags, aclrtStream stream) {
-  ACL__HOOKED(145, aclrtMemManagedPrefetchAsync, (ptr, size, location, flags, stream));
+  ACL__HOOKED(149, aclrtMemManagedPrefetchAsync, (ptr, size, location, flags, stream));
   return aclrtMemManagedPrefetchAsyncImpl(ptr, size, location, flags, stream);
 }
 
 aclError aclrtMemManagedPrefetchBatchAsync(const void **ptrs, size_t *sizes, size_t count, aclrtMemManagedLocation *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, uint64_t flags, aclrtStream stream) {
-  ACL__HOOKED(146, aclrtMemManagedPrefetchBatchAsync, (ptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream));
+  ACL__HOOKED(150, aclrtMemManagedPrefetchBatchAsync, (ptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream));
   return aclrtMemManagedPrefetchBatchAsyncImpl(ptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream);
 }
 
 aclError aclrtMemMapNoAccess(void *virPtr, size_t size, size_t offset, aclrtDrvMemHandle handle, uint64_t flags) {
-  ACL__HOOKED(147, aclrtMemMapNoAccess, (virPtr, size, offset, handle, flags));
+  ACL__HOOKED(151, aclrtMemMapNoAccess, (virPtr, size, offset, handle, flags));
   return aclrtMemMapNoAccessImpl(virPtr, size, offset, handle, flags);
 }
 
 aclError aclrtMemPoolCreate(aclrtMemPool *memPool, const aclrtMemPoolProps *poolProps) {
-  ACL__HOOKED(148, aclrtMemPoolCreate, (memPool, poolProps));
+  ACL__HOOKED(152, aclrtMemPoolCreate, (memPool, poolProps));
   return aclrtMemPoolCreateImpl(memPool, poolProps);
 }
 
 aclError aclrtMemPoolDestroy(const aclrtMemPool memPool) {
-  ACL__HOOKED(149, aclrtMemPoolDestroy, (memPool));
+  ACL__HOOKED(153, aclrtMemPoolDestroy, (memPool));
   return aclrtMemPoolDestroyImpl(memPool);
 }
 
 aclError aclrtMemPoolFreeAsync(void *ptr, aclrtStream stream) {
-  ACL__HOOKED(150, aclrtMemPoolFreeAsync, (ptr, stream));
+  ACL__HOOKED(154, aclrtMemPoolFreeAsync, (ptr, stream));
   return aclrtMemPoolFreeAsyncImpl(ptr, stream);
 }
 
 aclError aclrtMemPoolGetAttr(aclrtMemPool memPool, aclrtMemPoolAttr attr, void *value) {
-  ACL__HOOKED(151, aclrtMemPoolGetAttr, (memPool, attr, value));
+  ACL__HOOKED(155, aclrtMemPoolGetAttr, (memPool, attr, value));
   return aclrtMemPoolGetAttrImpl(memPool, attr, value);
 }
 
 aclError aclrtMemPoolMallocAsync(void **ptr, size_t size, aclrtMemPool memPool, aclrtStream stream) {
-  ACL__HOOKED(152, aclrtMemPoolMallocAsync, (ptr, size, memPool, stream));
+  ACL__HOOKED(156, aclrtMemPoolMallocAsync, (ptr, size, memPool, stream));
   return aclrtMemPoolMallocAsyncImpl(ptr, size, memPool, stream);
 }
 
 aclError aclrtMemPoolSetAttr(aclrtMemPool memPool, aclrtMemPoolAttr attr, void *value) {
-  ACL__HOOKED(153, aclrtMemPoolSetAttr, (memPool, attr, value));
+  ACL__HOOKED(157, aclrtMemPoolSetAttr, (memPool, attr, value));
   return aclrtMemPoolSetAttrImpl(memPool, attr, value);
 }
 
 aclError aclrtMemPoolTrimTo(aclrtMemPool memPool, size_t minBytesToKeep) {
-  ACL__HOOKED(154, aclrtMemPoolTrimTo, (memPool, minBytesToKeep));
+  ACL__HOOKED(158, aclrtMemPoolTrimTo, (memPool, minBytesToKeep));
   return aclrtMemPoolTrimToImpl(memPool, minBytesToKeep);
 }
 
 aclError aclrtMemRetainAllocationHandle(void *virPtr, aclrtDrvMemHandle *handle) {
-  ACL__HOOKED(155, aclrtMemRetainAllocationHandle, (virPtr, handle));
+  ACL__HOOKED(159, aclrtMemRetainAllocationHandle, (virPtr, handle));
   return aclrtMemRetainAllocationHandleImpl(virPtr, handle);
 }
 
 aclError aclrtMemSetAccess(void *virPtr, size_t size, aclrtMemAccessDesc *desc, size_t count) {
-  ACL__HOOKED(156, aclrtMemSetAccess, (virPtr, size, desc, count));
+  ACL__HOOKED(160, aclrtMemSetAccess, (virPtr, size, desc, count));
   return aclrtMemSetAccessImpl(virPtr, size, desc, count);
 }
 
 aclError aclrtMemSetPidToShareableHandle(uint64_t shareableHandle, int32_t *pid, size_t pidNum) {
-  ACL__HOOKED(157, aclrtMemSetPidToShareableHandle, (shareableHandle, pid, pidNum));
+  ACL__HOOKED(161, aclrtMemSetPidToShareableHandle, (shareableHandle, pid, pidNum));
   return aclrtMemSetPidToShareableHandleImpl(shareableHandle, pid, pidNum);
 }
 
 aclError aclrtMemSetPidToShareableHandleV2(void *shareableHandle, aclrtMemSharedHandleType shareType, int32_t *pid, size_t pidNum) {
-  ACL__HOOKED(158, aclrtMemSetPidToShareableHandleV2, (shareableHandle, shareType, pid, pidNum));
+  ACL__HOOKED(162, aclrtMemSetPidToShareableHandleV2, (shareableHandle, shareType, pid, pidNum));
   return aclrtMemSetPidToShareableHandleV2Impl(shareableHandle, shareType, pid, pidNum);
 }
 
 aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind) {
-  ACL__HOOKED(159, aclrtMemcpy, (dst, destMax, src, count, kind));
+  ACL__HOOKED(163, aclrtMemcpy, (dst, destMax, src, count, kind));
   return aclrtMemcpyImpl(dst, destMax, src, count, kind);
 }
 
 aclError aclrtMemcpy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, aclrtMemcpyKind kind) {
-  ACL__HOOKED(160, aclrtMemcpy2d, (dst, dpitch, src, spitch, width, height, kind));
+  ACL__HOOKED(164, aclrtMemcpy2d, (dst, dpitch, src, spitch, width, height, kind));
   return aclrtMemcpy2dImpl(dst, dpitch, src, spitch, width, height, kind);
 }
 
 aclError aclrtMemcpy2dAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, aclrtMemcpyKind kind, aclrtStream stream) {
-  ACL__HOOKED(161, aclrtMemcpy2dAsync, (dst, dpitch, src, spitch, width, height, kind, stream));
+  ACL__HOOKED(165, aclrtMemcpy2dAsync, (dst, dpitch, src, spitch, width, height, kind, stream));
   return aclrtMemcpy2dAsyncImpl(dst, dpitch, src, spitch, width, height, kind, stream);
 }
 
 aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind, aclrtStream stream) {
-  ACL__HOOKED(162, aclrtMemcpyAsync, (dst, destMax, src, count, kind, stream));
+  ACL__HOOKED(166, aclrtMemcpyAsync, (dst, destMax, src, count, kind, stream));
   return aclrtMemcpyAsyncImpl(dst, destMax, src, count, kind, stream);
 }
 
 aclError aclrtMemcpyAsyncWithDesc(void *desc, aclrtMemcpyKind kind, aclrtStream stream) {
-  ACL__HOOKED(163, aclrtMemcpyAsyncWithDesc, (desc, kind, stream));
+  ACL__HOOKED(167, aclrtMemcpyAsyncWithDesc, (desc, kind, stream));
   return aclrtMemcpyAsyncWithDescImpl(desc, kind, stream);
 }
 
 aclError aclrtMemcpyAsyncWithOffset(void **dst, size_t destMax, size_t dstDataOffset, const void **src, size_t count, size_t srcDataOffset, aclrtMemcpyKind kind, aclrtStream stream) {
-  ACL__HOOKED(164, aclrtMemcpyAsyncWithOffset, (dst, destMax, dstDataOffset, src, count, srcDataOffset, kind, stream));
+  ACL__HOOKED(168, aclrtMemcpyAsyncWithOffset, (dst, destMax, dstDataOffset, src, count, srcDataOffset, kind, stream));
   return aclrtMemcpyAsyncWithOffsetImpl(dst, destMax, dstDataOffset, src, count, srcDataOffset, kind, stream);
 }
 
 aclError aclrtMemcpyBatch(void **dsts, size_t *destMaxs, void **srcs, size_t *sizes, size_t numBatches, aclrtMemcpyBatchAttr *attrs, size_t *attrsIndexes, size_t numAttrs, size_t *failIndex) {
-  ACL__HOOKED(165, aclrtMemcpyBatch, (dsts, destMaxs, srcs, sizes, numBatches, attrs, attrsIndexes, numAttrs, failIndex));
+  ACL__HOOKED(169, aclrtMemcpyBatch, (dsts, destMaxs, srcs, sizes, numBatches, attrs, attrsIndexes, numAttrs, failIndex));
   return aclrtMemcpyBatchImpl(dsts, destMaxs, srcs, sizes, numBatches, attrs, attrsIndexes, numAttrs, failIndex);
 }
 
 aclError aclrtMemcpyBatchAsync(void **dsts, size_t *destMaxs, void **srcs, size_t *sizes, size_t numBatches, aclrtMemcpyBatchAttr *attrs, size_t *attrsIndexes, size_t numAttrs, size_t *failIndex, aclrtStream stream) {
-  ACL__HOOKED(166, aclrtMemcpyBatchAsync, (dsts, destMaxs, srcs, sizes, numBatches, attrs, attrsIndexes, numAttrs, failIndex, stream));
+  ACL__HOOKED(170, aclrtMemcpyBatchAsync, (dsts, destMaxs, srcs, sizes, numBatches, attrs, attrsIndexes, numAttrs, failIndex, stream));
   return aclrtMemcpyBatchAsyncImpl(dsts, destMaxs, srcs, sizes, numBatches, attrs, attrsIndexes, numAttrs, failIndex, stream);
 }
 
 aclError aclrtMemcpyBatchAsyncV2(void **dsts, size_t *destMaxs, void **srcs, size_t *sizes, size_t numBatches, aclrtMemcpyBatchAttr *attrs, size_t *attrsIndexes, size_t numAttrs, aclrtStream stream) {
-  ACL__HOOKED(167, aclrtMemcpyBatchAsyncV2, (dsts, destMaxs, srcs, sizes, numBatches, attrs, attrsIndexes, numAttrs, stream));
+  ACL__HOOKED(171, aclrtMemcpyBatchAsyncV2, (dsts, destMaxs, srcs, sizes, numBatches, attrs, attrsIndexes, numAttrs, stream));
   return aclrtMemcpyBatchAsyncV2Impl(dsts, destMaxs, srcs, sizes, numBatches, attrs, attrsIndexes, numAttrs, stream);
 }
 
 aclError aclrtMemcpyBatchV2(void **dsts, size_t *destMaxs, void **srcs, size_t *sizes, size_t numBatches, aclrtMemcpyBatchAttr *attrs, size_t *attrsIndexes, size_t numAttrs) {
-  ACL__HOOKED(168, aclrtMemcpyBatchV2, (dsts, destMaxs, srcs, sizes, numBatches, attrs, attrsIndexes, numAttrs));
+  ACL__HOOKED(172, aclrtMemcpyBatchV2, (dsts, destMaxs, srcs, sizes, numBatches, attrs, attrsIndexes, numAttrs));
   return aclrtMemcpyBatchV2Impl(dsts, destMaxs, srcs, sizes, numBatches, attrs, attrsIndexes, numAttrs);
 }
 
 aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count) {
-  ACL__HOOKED(169, aclrtMemset, (devPtr, maxCount, value, count));
+  ACL__HOOKED(173, aclrtMemset, (devPtr, maxCount, value, count));
   return aclrtMemsetImpl(devPtr, maxCount, value, count);
 }
 
 aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t count, aclrtStream stream) {
-  ACL__HOOKED(170, aclrtMemsetAsync, (devPtr, maxCount, value, count, stream));
+  ACL__HOOKED(174, aclrtMemsetAsync, (devPtr, maxCount, value, count, stream));
   return aclrtMemsetAsyncImpl(devPtr, maxCount, value, count, stream);
 }
 
 aclError aclrtMemsetD32(void *ptr, size_t memSize, uint32_t value, size_t N) {
-  ACL__HOOKED(171, aclrtMemsetD32, (ptr, memSize, value, N));
+  ACL__HOOKED(175, aclrtMemsetD32, (ptr, memSize, value, N));
   return aclrtMemsetD32Impl(ptr, memSize, value, N);
 }
 
 aclError aclrtMemsetD32Async(void *ptr, size_t memSize, uint32_t value, size_t N, aclrtStream stream) {
-  ACL__HOOKED(172, aclrtMemsetD32Async, (ptr, memSize, value, N, stream));
+  ACL__HOOKED(176, aclrtMemsetD32Async, (ptr, memSize, value, N, stream));
   return aclrtMemsetD32AsyncImpl(ptr, memSize, value, N, stream);
 }
 
 aclError aclrtNotifyBatchReset(aclrtNotify *notifies, size_t num) {
-  ACL__HOOKED(173, aclrtNotifyBatchReset, (notifies, num));
+  ACL__HOOKED(177, aclrtNotifyBatchReset, (notifies, num));
   return aclrtNotifyBatchResetImpl(notifies, num);
 }
 
 aclError aclrtNotifyGetExportKey(aclrtNotify notify, char *key, size_t len, uint64_t flags) {
-  ACL__HOOKED(174, aclrtNotifyGetExportKey, (notify, key, len, flags));
+  ACL__HOOKED(178, aclrtNotifyGetExportKey, (notify, key, len, flags));
   return aclrtNotifyGetExportKeyImpl(notify, key, len, flags);
 }
 
 aclError aclrtNotifyImportByKey(aclrtNotify *notify, const char *key, uint64_t flags) {
-  ACL__HOOKED(175, aclrtNotifyImportByKey, (notify, key, flags));
+  ACL__HOOKED(179, aclrtNotifyImportByKey, (notify, key, flags));
   return aclrtNotifyImportByKeyImpl(notify, key, flags);
 }
 
 aclError aclrtNotifySetImportPid(aclrtNotify notify, int32_t *pid, size_t num) {
-  ACL__HOOKED(176, aclrtNotifySetImportPid, (notify, pid, num));
+  ACL__HOOKED(180, aclrtNotifySetImportPid, (notify, pid, num));
   return aclrtNotifySetImportPidImpl(notify, pid, num);
 }
 
 aclError aclrtPeekAtLastError(aclrtLastErrLevel level) {
-  ACL__HOOKED(177, aclrtPeekAtLastError, (level));
+  ACL__HOOKED(181, aclrtPeekAtLastError, (level));
   return aclrtPeekAtLastErrorImpl(level);
 }
 
 aclError aclrtPointerGetAttributes(const void *ptr, aclrtPtrAttributes *attributes) {
-  ACL__HOOKED(178, aclrtPointerGetAttributes, (ptr, attributes));
+  ACL__HOOKED(182, aclrtPointerGetAttributes, (ptr, attributes));
   return aclrtPointerGetAttributesImpl(ptr, attributes);
 }
 
 aclError aclrtProcessReport(int32_t timeout) {
-  ACL__HOOKED(179, aclrtProcessReport, (timeout));
+  ACL__HOOKED(183, aclrtProcessReport, (timeout));
   return aclrtProcessReportImpl(timeout);
 }
 
 aclError aclrtQueryDeviceStatus(int32_t deviceId, aclrtDeviceStatus *deviceStatus) {
-  ACL__HOOKED(180, aclrtQueryDeviceStatus, (deviceId, deviceStatus));
+  ACL__HOOKED(184, aclrtQueryDeviceStatus, (deviceId, deviceStatus));
   return aclrtQueryDeviceStatusImpl(deviceId, deviceStatus);
 }
 
 aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus *status) {
-  ACL__HOOKED(181, aclrtQueryEvent, (event, status));
+  ACL__HOOKED(185, aclrtQueryEvent, (event, status));
   return aclrtQueryEventImpl(event, status);
 }
 
 aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *status) {
-  ACL__HOOKED(182, aclrtQueryEventStatus, (event, status));
+  ACL__HOOKED(186, aclrtQueryEventStatus, (event, status));
   return aclrtQueryEventStatusImpl(event, status);
 }
 
 aclError aclrtQueryEventWaitStatus(aclrtEvent event, aclrtEventWaitStatus *status) {
-  ACL__HOOKED(183, aclrtQueryEventWaitStatus, (event, status));
+  ACL__HOOKED(187, aclrtQueryEventWaitStatus, (event, status));
   return aclrtQueryEventWaitStatusImpl(event, status);
 }
 
 aclError aclrtRandomNumAsync(const aclrtRandomNumTaskInfo *taskInfo, const aclrtStream stream, void *reserve) {
-  ACL__HOOKED(184, aclrtRandomNumAsync, (taskInfo, stream, reserve));
+  ACL__HOOKED(188, aclrtRandomNumAsync, (taskInfo, stream, reserve));
   return aclrtRandomNumAsyncImpl(taskInfo, stream, reserve);
 }
 
 aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
-  ACL__HOOKED(185, aclrtRecordEvent, (event, stream));
+  ACL__HOOKED(189, aclrtRecordEvent, (event, stream));
   return aclrtRecordEventImpl(event, stream);
 }
 
 aclError aclrtRecordEventWithFlag(aclrtEvent event, aclrtStream stream, uint32_t flag) {
-  ACL__HOOKED(186, aclrtRecordEventWithFlag, (event, stream, flag));
+  ACL__HOOKED(190, aclrtRecordEventWithFlag, (event, stream, flag));
   return aclrtRecordEventWithFlagImpl(event, stream, flag);
 }
 
 aclError aclrtRecordNotify(aclrtNotify notify, aclrtStream stream) {
-  ACL__HOOKED(187, aclrtRecordNotify, (notify, stream));
+  ACL__HOOKED(191, aclrtRecordNotify, (notify, stream));
   return aclrtRecordNotifyImpl(notify, stream);
 }
 
 aclError aclrtReduceAsync(void *dst, const void *src, uint64_t count, aclrtReduceKind kind, aclDataType type, aclrtStream stream, void *reserve) {
-  ACL__HOOKED(188, aclrtReduceAsync, (dst, src, count, kind, type, stream, reserve));
+  ACL__HOOKED(192, aclrtReduceAsync, (dst, src, count, kind, type, stream, reserve));
   return aclrtReduceAsyncImpl(dst, src, count, kind, type, stream, reserve);
 }
 
 aclError aclrtRegStreamStateCallback(const char *regName, aclrtStreamStateCallback callback, void *args) {
-  ACL__HOOKED(189, aclrtRegStreamStateCallback, (regName, callback, args));
+  ACL__HOOKED(193, aclrtRegStreamStateCallback, (regName, callback, args));
   return aclrtRegStreamStateCallbackImpl(regName, callback, args);
 }
 
 aclError aclrtReleaseMemAddress(void *virPtr) {
-  ACL__HOOKED(190, aclrtReleaseMemAddress, (virPtr));
+  ACL__HOOKED(194, aclrtReleaseMemAddress, (virPtr));
   return aclrtReleaseMemAddressImpl(virPtr);
 }
 
 aclError aclrtReserveMemAddress(void **virPtr, size_t size, size_t alignment, void *expectPtr, uint64_t flags) {
-  ACL__HOOKED(191, aclrtReserveMemAddress, (virPtr, size, alignment, expectPtr, flags));
+  ACL__HOOKED(195, aclrtReserveMemAddress, (virPtr, size, alignment, expectPtr, flags));
   return aclrtReserveMemAddressImpl(virPtr, size, alignment, expectPtr, flags);
 }
 
 aclError aclrtReserveMemAddressNoUCMemory(void **virPtr, size_t size, size_t alignment, void *expectPtr, uint64_t flags) {
-  ACL__HOOKED(192, aclrtReserveMemAddressNoUCMemory, (virPtr, size, alignment, expectPtr, flags));
+  ACL__HOOKED(196, aclrtReserveMemAddressNoUCMemory, (virPtr, size, alignment, expectPtr, flags));
   return aclrtReserveMemAddressNoUCMemoryImpl(virPtr, size, alignment, expectPtr, flags);
 }
 
 aclError aclrtResetDevice(int32_t deviceId) {
-  ACL__HOOKED(193, aclrtResetDevice, (deviceId));
+  ACL__HOOKED(197, aclrtResetDevice, (deviceId));
   return aclrtResetDeviceImpl(deviceId);
 }
 
 aclError aclrtResetDeviceForce(int32_t deviceId) {
-  ACL__HOOKED(194, aclrtResetDeviceForce, (deviceId));
+  ACL__HOOKED(198, aclrtResetDeviceForce, (deviceId));
   return aclrtResetDeviceForceImpl(deviceId);
 }
 
 aclError aclrtResetDeviceResLimit(int32_t deviceId) {
-  ACL__HOOKED(195, aclrtResetDeviceResLimit, (deviceId));
+  ACL__HOOKED(199, aclrtResetDeviceResLimit, (deviceId));
   return aclrtResetDeviceResLimitImpl(deviceId);
 }
 
 aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream) {
-  ACL__HOOKED(196, aclrtResetEvent, (event, stream));
+  ACL__HOOKED(200, aclrtResetEvent, (event, stream));
   return aclrtResetEventImpl(event, stream);
 }
 
 aclError aclrtResetOverflowStatus(aclrtStream stream) {
-  ACL__HOOKED(197, aclrtResetOverflowStatus, (stream));
+  ACL__HOOKED(201, aclrtResetOverflowStatus, (stream));
   return aclrtResetOverflowStatusImpl(stream);
 }
 
 aclError aclrtResetStreamResLimit(aclrtStream stream) {
-  ACL__HOOKED(198, aclrtResetStreamResLimit, (stream));
+  ACL__HOOKED(202, aclrtResetStreamResLimit, (stream));
   return aclrtResetStreamResLimitImpl(stream);
 }
 
 aclError aclrtSetCurrentContext(aclrtContext context) {
-  ACL__HOOKED(199, aclrtSetCurrentContext, (context));
+  ACL__HOOKED(203, aclrtSetCurrentContext, (context));
   return aclrtSetCurrentContextImpl(context);
 }
 
 aclError aclrtSetDevice(int32_t deviceId) {
-  ACL__HOOKED(200, aclrtSetDevice, (deviceId));
+  ACL__HOOKED(204, aclrtSetDevice, (deviceId));
   return aclrtSetDeviceImpl(deviceId);
 }
 
 aclError aclrtSetDeviceResLimit(int32_t deviceId, aclrtDevResLimitType type, uint32_t value) {
-  ACL__HOOKED(201, aclrtSetDeviceResLimit, (deviceId, type, value));
+  ACL__HOOKED(205, aclrtSetDeviceResLimit, (deviceId, type, value));
   return aclrtSetDeviceResLimitImpl(deviceId, type, value);
 }
 
 aclError aclrtSetDeviceSatMode(aclrtFloatOverflowMode mode) {
-  ACL__HOOKED(202, aclrtSetDeviceSatMode, (mode));
+  ACL__HOOKED(206, aclrtSetDeviceSatMode, (mode));
   return aclrtSetDeviceSatModeImpl(mode);
 }
 
 aclError aclrtSetExceptionInfoCallback(aclrtExceptionInfoCallback callback) {
-  ACL__HOOKED(203, aclrtSetExceptionInfoCallback, (callback));
+  ACL__HOOKED(207, aclrtSetExceptionInfoCallback, (callback));
   return aclrtSetExceptionInfoCallbackImpl(callback);
 }
 
 aclError aclrtSetLabel(aclrtLabel label, aclrtStream stream) {
-  ACL__HOOKED(204, aclrtSetLabel, (label, stream));
+  ACL__HOOKED(208, aclrtSetLabel, (label, stream));
   return aclrtSetLabelImpl(label, stream);
 }
 
 aclError aclrtSetMemcpyDesc(void *desc, aclrtMemcpyKind kind, void *srcAddr, void *dstAddr, size_t count, void *config) {
-  ACL__HOOKED(205, aclrtSetMemcpyDesc, (desc, kind, srcAddr, dstAddr, count, config));
+  ACL__HOOKED(209, aclrtSetMemcpyDesc, (desc, kind, srcAddr, dstAddr, count, config));
   return aclrtSetMemcpyDescImpl(desc, kind, srcAddr, dstAddr, count, config);
 }
 
 aclError aclrtSetOpExecuteTimeOut(uint32_t timeout) {
-  ACL__HOOKED(206, aclrtSetOpExecuteTimeOut, (timeout));
+  ACL__HOOKED(210, aclrtSetOpExecuteTimeOut, (timeout));
   return aclrtSetOpExecuteTimeOutImpl(timeout);
 }
 
 aclError aclrtSetOpExecuteTimeOutV2(uint64_t timeout, uint64_t *actualTimeout) {
-  ACL__HOOKED(207, aclrtSetOpExecuteTimeOutV2, (timeout, actualTimeout));
+  ACL__HOOKED(211, aclrtSetOpExecuteTimeOutV2, (timeout, actualTimeout));
   return aclrtSetOpExecuteTimeOutV2Impl(timeout, actualTimeout);
 }
 
 aclError aclrtSetOpExecuteTimeOutWithMs(uint32_t timeout) {
-  ACL__HOOKED(208, aclrtSetOpExecuteTimeOutWithMs, (timeout));
+  ACL__HOOKED(212, aclrtSetOpExecuteTimeOutWithMs, (timeout));
   return aclrtSetOpExecuteTimeOutWithMsImpl(timeout);
 }
 
 aclError aclrtSetOpWaitTimeout(uint32_t timeout) {
-  ACL__HOOKED(209, aclrtSetOpWaitTimeout, (timeout));
+  ACL__HOOKED(213, aclrtSetOpWaitTimeout, (timeout));
   return aclrtSetOpWaitTimeoutImpl(timeout);
 }
 
 aclError aclrtSetStreamFailureMode(aclrtStream stream, uint64_t mode) {
-  ACL__HOOKED(210, aclrtSetStreamFailureMode, (stream, mode));
+  ACL__HOOKED(214, aclrtSetStreamFailureMode, (stream, mode));
   return aclrtSetStreamFailureModeImpl(stream, mode);
 }
 
 aclError aclrtSetStreamOverflowSwitch(aclrtStream stream, uint32_t flag) {
-  ACL__HOOKED(211, aclrtSetStreamOverflowSwitch, (stream, flag));
+  ACL__HOOKED(215, aclrtSetStreamOverflowSwitch, (stream, flag));
   return aclrtSetStreamOverflowSwitchImpl(stream, flag);
 }
 
 aclError aclrtSetStreamResLimit(aclrtStream stream, aclrtDevResLimitType type, uint32_t value) {
-  ACL__HOOKED(212, aclrtSetStreamResLimit, (stream, type, value));
+  ACL__HOOKED(216, aclrtSetStreamResLimit, (stream, type, value));
   return aclrtSetStreamResLimitImpl(stream, type, value);
 }
 
 aclError aclrtSetSysParamOpt(aclSysParamOpt opt, int64_t value) {
-  ACL__HOOKED(213, aclrtSetSysParamOpt, (opt, value));
+  ACL__HOOKED(217, aclrtSetSysParamOpt, (opt, value));
   return aclrtSetSysParamOptImpl(opt, value);
 }
 
 aclError aclrtStreamAbort(aclrtStream stream) {
-  ACL__HOOKED(214, aclrtStreamAbort, (stream));
+  ACL__HOOKED(218, aclrtStreamAbort, (stream));
   return aclrtStreamAbortImpl(stream);
 }
 
 aclError aclrtStreamGetFlags(aclrtStream stream, uint32_t *flags) {
-  ACL__HOOKED(215, aclrtStreamGetFlags, (stream, flags));
+  ACL__HOOKED(219, aclrtStreamGetFlags, (stream, flags));
   return aclrtStreamGetFlagsImpl(stream, flags);
 }
 
 aclError aclrtStreamGetId(aclrtStream stream, int32_t *streamId) {
-  ACL__HOOKED(216, aclrtStreamGetId, (stream, streamId));
+  ACL__HOOKED(220, aclrtStreamGetId, (stream, streamId));
   return aclrtStreamGetIdImpl(stream, streamId);
 }
 
 aclError aclrtStreamGetPriority(aclrtStream stream, uint32_t *priority) {
-  ACL__HOOKED(217, aclrtStreamGetPriority, (stream, priority));
+  ACL__HOOKED(221, aclrtStreamGetPriority, (stream, priority));
   return aclrtStreamGetPriorityImpl(stream, priority);
 }
 
 aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status) {
-  ACL__HOOKED(218, aclrtStreamQuery, (stream, status));
+  ACL__HOOKED(222, aclrtStreamQuery, (stream, status));
   return aclrtStreamQueryImpl(stream, status);
 }
 
 aclError aclrtStreamStop(aclrtStream stream) {
-  ACL__HOOKED(219, aclrtStreamStop, (stream));
+  ACL__HOOKED(223, aclrtStreamStop, (stream));
   return aclrtStreamStopImpl(stream);
 }
 
 aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
-  ACL__HOOKED(220, aclrtStreamWaitEvent, (stream, event));
+  ACL__HOOKED(224, aclrtStreamWaitEvent, (stream, event));
   return aclrtStreamWaitEventImpl(stream, event);
 }
 
 aclError aclrtStreamWaitEventWithFlag(aclrtStream stream, aclrtEvent event, uint32_t timeout, uint32_t flag) {
-  ACL__HOOKED(221, aclrtStreamWaitEventWithFlag, (stream, event, timeout, flag));
+  ACL__HOOKED(225, aclrtStreamWaitEventWithFlag, (stream, event, timeout, flag));
   return aclrtStreamWaitEventWithFlagImpl(stream, event, timeout, flag);
 }
 
 aclError aclrtStreamWaitEventWithTimeout(aclrtStream stream, aclrtEvent event, int32_t timeout) {
-  ACL__HOOKED(222, aclrtStreamWaitEventWithTimeout, (stream, event, timeout));
+  ACL__HOOKED(226, aclrtStreamWaitEventWithTimeout, (stream, event, timeout));
   return aclrtStreamWaitEventWithTimeoutImpl(stream, event, timeout);
 }
 
 aclError aclrtSubscribeReport(uint64_t threadId, aclrtStream stream) {
-  ACL__HOOKED(223, aclrtSubscribeReport, (threadId, stream));
+  ACL__HOOKED(227, aclrtSubscribeReport, (threadId, stream));
   return aclrtSubscribeReportImpl(threadId, stream);
 }
 
 aclError aclrtSwitchLabelByIndex(void *ptr, uint32_t maxValue, aclrtLabelList labelList, aclrtStream stream) {
-  ACL__HOOKED(224, aclrtSwitchLabelByIndex, (ptr, maxValue, labelList, stream));
+  ACL__HOOKED(228, aclrtSwitchLabelByIndex, (ptr, maxValue, labelList, stream));
   return aclrtSwitchLabelByIndexImpl(ptr, maxValue, labelList, stream);
 }
 
 aclError aclrtSynchronizeDevice(void) {
-  ACL__HOOKED(225, aclrtSynchronizeDevice, ());
+  ACL__HOOKED(229, aclrtSynchronizeDevice, ());
   return aclrtSynchronizeDeviceImpl();
 }
 
 aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout) {
-  ACL__HOOKED(226, aclrtSynchronizeDeviceWithTimeout, (timeout));
+  ACL__HOOKED(230, aclrtSynchronizeDeviceWithTimeout, (timeout));
   return aclrtSynchronizeDeviceWithTimeoutImpl(timeout);
 }
 
 aclError aclrtSynchronizeEvent(aclrtEvent event) {
-  ACL__HOOKED(227, aclrtSynchronizeEvent, (event));
+  ACL__HOOKED(231, aclrtSynchronizeEvent, (event));
   return aclrtSynchronizeEventImpl(event);
 }
 
 aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event, int32_t timeout) {
-  ACL__HOOKED(228, aclrtSynchronizeEventWithTimeout, (event, timeout));
+  ACL__HOOKED(232, aclrtSynchronizeEventWithTimeout, (event, timeout));
   return aclrtSynchronizeEventWithTimeoutImpl(event, timeout);
 }
 
 aclError aclrtSynchronizeStream(aclrtStream stream) {
-  ACL__HOOKED(229, aclrtSynchronizeStream, (stream));
+  ACL__HOOKED(233, aclrtSynchronizeStream, (stream));
   return aclrtSynchronizeStreamImpl(stream);
 }
 
 aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout) {
-  ACL__HOOKED(230, aclrtSynchronizeStreamWithTimeout, (stream, timeout));
+  ACL__HOOKED(234, aclrtSynchronizeStreamWithTimeout, (stream, timeout));
   return aclrtSynchronizeStreamWithTimeoutImpl(stream, timeout);
 }
 
 aclError aclrtUnSubscribeReport(uint64_t threadId, aclrtStream stream) {
-  ACL__HOOKED(231, aclrtUnSubscribeReport, (threadId, stream));
+  ACL__HOOKED(235, aclrtUnSubscribeReport, (threadId, stream));
   return aclrtUnSubscribeReportImpl(threadId, stream);
 }
 
 aclError aclrtUnmapMem(void *virPtr) {
-  ACL__HOOKED(232, aclrtUnmapMem, (virPtr));
+  ACL__HOOKED(236, aclrtUnmapMem, (virPtr));
   return aclrtUnmapMemImpl(virPtr);
 }
 
 aclError aclrtUnuseStreamResInCurrentThread(aclrtStream stream) {
-  ACL__HOOKED(233, aclrtUnuseStreamResInCurrentThread, (stream));
+  ACL__HOOKED(237, aclrtUnuseStreamResInCurrentThread, (stream));
   return aclrtUnuseStreamResInCurrentThreadImpl(stream);
 }
 
 aclError aclrtUseStreamResInCurrentThread(aclrtStream stream) {
-  ACL__HOOKED(234, aclrtUseStreamResInCurrentThread, (stream));
+  ACL__HOOKED(238, aclrtUseStreamResInCurrentThread, (stream));
   return aclrtUseStreamResInCurrentThreadImpl(stream);
 }
 
 aclError aclrtValueWait(void *devAddr, uint64_t value, uint32_t flag, aclrtStream stream) {
-  ACL__HOOKED(235, aclrtValueWait, (devAddr, value, flag, stream));
+  ACL__HOOKED(239, aclrtValueWait, (devAddr, value, flag, stream));
   return aclrtValueWaitImpl(devAddr, value, flag, stream);
 }
 
 aclError aclrtValueWrite(void *devAddr, uint64_t value, uint32_t flag, aclrtStream stream) {
-  ACL__HOOKED(236, aclrtValueWrite, (devAddr, value, flag, stream));
+  ACL__HOOKED(240, aclrtValueWrite, (devAddr, value, flag, stream));
   return aclrtValueWriteImpl(devAddr, value, flag, stream);
 }
 
 aclError aclrtWaitAndResetNotify(aclrtNotify notify, aclrtStream stream, uint32_t timeout) {
-  ACL__HOOKED(237, aclrtWaitAndResetNotify, (notify, stream, timeout));
+  ACL__HOOKED(241, aclrtWaitAndResetNotify, (notify, stream, timeout));
   return aclrtWaitAndResetNotifyImpl(notify, stream, timeout);
 }
 
 static const struct {
   const char *name;
   aclrtApiFunc impl;
-} hooks[238] = {
+} hooks[242] = {
     {"aclmdlRIBindStream", ACL__API(aclmdlRIBindStreamImpl)},
     {"aclmdlRIBuildBegin", ACL__API(aclmdlRIBuildBeginImpl)},
     {"aclmdlRIBuildEnd", ACL__API(aclmdlRIBuildEndImpl)},
@@ -1406,7 +1430,11 @@ static const struct {
     {"aclmdlRIExecuteAsync", ACL__API(aclmdlRIExecuteAsyncImpl)},
     {"aclmdlRIGetId", ACL__API(aclmdlRIGetIdImpl)},
     {"aclmdlRIGetName", ACL__API(aclmdlRIGetNameImpl)},
+    {"aclmdlRIGetStreams", ACL__API(aclmdlRIGetStreamsImpl)},
+    {"aclmdlRIGetTasksByStream", ACL__API(aclmdlRIGetTasksByStreamImpl)},
     {"aclmdlRISetName", ACL__API(aclmdlRISetNameImpl)},
+    {"aclmdlRITaskGetSeqId", ACL__API(aclmdlRITaskGetSeqIdImpl)},
+    {"aclmdlRITaskGetType", ACL__API(aclmdlRITaskGetTypeImpl)},
     {"aclmdlRIUnbindStream", ACL__API(aclmdlRIUnbindStreamImpl)},
     {"aclrtAllocatorCreateDesc", ACL__API(aclrtAllocatorCreateDescImpl)},
     {"aclrtAllocatorDestroyDesc", ACL__API(aclrtAllocatorDestroyDescImpl)},
@@ -1639,7 +1667,7 @@ static int by_name(const void *key, const void *elem) {
 
 bool acl__hook_find(const char *name, _Atomic(aclrtApiFunc) **slot,
                     aclrtApiFunc *impl) {
-  const void *e = bsearch(name, hooks, 238, sizeof hooks[0], by_name);
+  const void *e = bsearch(name, hooks, 242, sizeof hooks[0], by_name);
   if (!e)
     return false;
   size_t i = (size_t)((const char *)e - (const char *)hooks) / sizeof hooks[0];

@@ -34,8 +34,27 @@ struct bound {
   evrt_graph_t g; /* its graph, after aclmdlRIEndTask */
 };
 
+/* Introspection (aclmdlRIGetStreams and the task calls): a model's streams
+ * are its graphs' lanes, made at the first aclmdlRIGetStreams; a lane's
+ * tasks are its nodes, made at the first aclmdlRIGetTasksByStream.  Their
+ * handles are the addresses of these records, found by walking the live
+ * models under acl__lock (never dereferenced unchecked). */
+struct mdl_task {
+  struct mdl_lane *lane;
+  uint32_t seq;                 /* position on its stream, from 0 */
+  evrt_graph_node_type_t type;
+};
+
+struct mdl_lane {
+  uint32_t graph, lane;    /* m->g[graph], its lane */
+  struct mdl_task *tasks;  /* NULL until listed */
+  uint32_t ntasks;
+};
+
 struct mdl {
   struct mdl *next; /* live models (acl__lock) */
+  struct mdl_lane *lanes; /* NULL until aclmdlRIGetStreams */
+  uint32_t nlanes;
   uint32_t id;
   int kind, state;
   uint64_t cap_id; /* CAPTURED while CAPTURING: the evrt capture */
@@ -154,6 +173,9 @@ static void free_model(struct mdl *m) {
   }
   if (m->exec_stream)
     evrt_stream_destroy(m->exec_stream);
+  for (uint32_t i = 0; i < m->nlanes; i++)
+    free(m->lanes[i].tasks);
+  free(m->lanes);
   free(m->b);
   free(m->g);
   free(m->x);
@@ -592,6 +614,208 @@ aclError aclmdlRIGetId(aclmdlRI modelRI, uint32_t *modelRIId) {
   if (r)
     return r;
   *modelRIId = m->id;
+  pthread_mutex_unlock(&acl__lock);
+  return ACL_SUCCESS;
+}
+
+/* -------------------------------------------------------- introspection */
+
+/* acl__lock held: m's lanes, made once (READY models only). */
+static aclError model_lanes(const char *fn, struct mdl *m) {
+  if (m->state != READY)
+    return acl__fail(ACL_ERROR_RT_MODEL_CAPTURED, fn,
+                     "the model is still being %s",
+                     m->state == CAPTURING ? "captured" : "built");
+  if (m->lanes || m->nx == 0)
+    return ACL_SUCCESS;
+  uint32_t total = 0, *count = calloc(m->nx, sizeof *count);
+  if (!count)
+    return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
+  for (uint32_t i = 0; i < m->nx; i++) {
+    evrt_status_t st = evrt_graph_lane_count(m->g[i], &count[i]);
+    if (st) {
+      free(count);
+      return acl__st(st, fn);
+    }
+    total += count[i];
+  }
+  struct mdl_lane *l = calloc(total ? total : 1, sizeof *l);
+  if (!l) {
+    free(count);
+    return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
+  }
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < m->nx; i++)
+    for (uint32_t j = 0; j < count[i]; j++)
+      l[k++] = (struct mdl_lane){.graph = i, .lane = j};
+  free(count);
+  m->lanes = l;
+  m->nlanes = total;
+  return ACL_SUCCESS;
+}
+
+aclError aclmdlRIGetStreams(aclmdlRI modelRI, aclrtStream *streams,
+                            uint32_t *numStreams) {
+  static const char fn[] = "aclmdlRIGetStreams";
+  if (!numStreams)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "numStreams is NULL");
+  struct mdl *m;
+  aclError r = lock_model(fn, modelRI, &m);
+  if (r)
+    return r;
+  if ((r = model_lanes(fn, m)) == ACL_SUCCESS) {
+    if (streams && *numStreams < m->nlanes) {
+      r = acl__fail(ACL_ERROR_INVALID_PARAM, fn,
+                    "streams holds %u entries; the model has %u streams",
+                    *numStreams, m->nlanes);
+    } else {
+      for (uint32_t i = 0; streams && i < m->nlanes; i++)
+        streams[i] = &m->lanes[i];
+      *numStreams = m->nlanes;
+    }
+  }
+  pthread_mutex_unlock(&acl__lock);
+  return r;
+}
+
+/* acl__lock held: the lane whose handle is h, or NULL. */
+static struct mdl_lane *find_lane(const void *h, struct mdl **owner) {
+  for (struct mdl *m = models; m; m = m->next)
+    if (m->nlanes && h >= (const void *)m->lanes &&
+        h < (const void *)(m->lanes + m->nlanes) &&
+        ((const char *)h - (const char *)m->lanes) % sizeof *m->lanes == 0) {
+      *owner = m;
+      return (struct mdl_lane *)h;
+    }
+  return NULL;
+}
+
+/* acl__lock held: the lane's tasks, made once. */
+static aclError lane_tasks(const char *fn, struct mdl *m, struct mdl_lane *l) {
+  if (l->tasks)
+    return ACL_SUCCESS;
+  size_t n = 0;
+  evrt_status_t st = evrt_graph_node_count(m->g[l->graph], &n);
+  if (st)
+    return acl__st(st, fn);
+  struct mdl_task *t = calloc(n ? n : 1, sizeof *t);
+  if (!t)
+    return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
+  uint32_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    evrt_graph_node_type_t type;
+    uint32_t lane;
+    if ((st = evrt_graph_node_get(m->g[l->graph], i, &type, &lane))) {
+      free(t);
+      return acl__st(st, fn);
+    }
+    if (lane == l->lane) { /* a lane's nodes run in index order */
+      t[k] = (struct mdl_task){.lane = l, .seq = k, .type = type};
+      k++;
+    }
+  }
+  l->tasks = t;
+  l->ntasks = k;
+  return ACL_SUCCESS;
+}
+
+aclError aclmdlRIGetTasksByStream(aclrtStream stream, aclmdlRITask *tasks,
+                                  uint32_t *numTasks) {
+  static const char fn[] = "aclmdlRIGetTasksByStream";
+  if (!stream)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "stream is NULL");
+  if (!numTasks)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "numTasks is NULL");
+  pthread_mutex_lock(&acl__lock);
+  struct mdl *m = NULL;
+  struct mdl_lane *l = find_lane(stream, &m);
+  aclError r;
+  if (!l)
+    r = acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+                  "stream %p is not a stream of a model runtime instance "
+                  "(aclmdlRIGetStreams lists them)",
+                  stream);
+  else if ((r = lane_tasks(fn, m, l)) == ACL_SUCCESS) {
+    if (tasks && *numTasks < l->ntasks) {
+      r = acl__fail(ACL_ERROR_INVALID_PARAM, fn,
+                    "tasks holds %u entries; the stream has %u tasks",
+                    *numTasks, l->ntasks);
+    } else {
+      for (uint32_t i = 0; tasks && i < l->ntasks; i++)
+        tasks[i] = &l->tasks[i];
+      *numTasks = l->ntasks;
+    }
+  }
+  pthread_mutex_unlock(&acl__lock);
+  return r;
+}
+
+/* acl__lock held: the task whose handle is h, or NULL. */
+static struct mdl_task *find_task(const void *h) {
+  for (struct mdl *m = models; m; m = m->next)
+    for (uint32_t i = 0; i < m->nlanes; i++) {
+      struct mdl_lane *l = &m->lanes[i];
+      if (l->ntasks && h >= (const void *)l->tasks &&
+          h < (const void *)(l->tasks + l->ntasks) &&
+          ((const char *)h - (const char *)l->tasks) % sizeof *l->tasks == 0)
+        return (struct mdl_task *)h;
+    }
+  return NULL;
+}
+
+/* The task behind h with acl__lock held, or an error (lock released). */
+static aclError lock_task(const char *fn, aclmdlRITask h, const void *out,
+                          struct mdl_task **t) {
+  if (!h)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "task is NULL");
+  if (!out)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "output is NULL");
+  pthread_mutex_lock(&acl__lock);
+  if (!(*t = find_task(h))) {
+    pthread_mutex_unlock(&acl__lock);
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+                     "task %p is not a task of a live model runtime instance",
+                     h);
+  }
+  return ACL_SUCCESS;
+}
+
+aclError aclmdlRITaskGetType(aclmdlRITask task, aclmdlRITaskType *type) {
+  static const char fn[] = "aclmdlRITaskGetType";
+  struct mdl_task *t;
+  aclError r = lock_task(fn, task, type, &t);
+  if (r)
+    return r;
+  switch (t->type) {
+  case EVRT_GRAPH_NODE_EVENT_RECORD:
+    *type = ACL_MODEL_RI_TASK_EVENT_RECORD;
+    break;
+  case EVRT_GRAPH_NODE_EVENT_WAIT:
+    *type = ACL_MODEL_RI_TASK_EVENT_WAIT;
+    break;
+  case EVRT_GRAPH_NODE_EVENT_RESET:
+    *type = ACL_MODEL_RI_TASK_EVENT_RESET;
+    break;
+  case EVRT_GRAPH_NODE_VALUE_WRITE:
+    *type = ACL_MODEL_RI_TASK_VALUE_WRITE;
+    break;
+  case EVRT_GRAPH_NODE_VALUE_WAIT:
+    *type = ACL_MODEL_RI_TASK_VALUE_WAIT;
+    break;
+  default: /* no kernels in this layer: host functions, copies, fills */
+    *type = ACL_MODEL_RI_TASK_DEFAULT;
+  }
+  pthread_mutex_unlock(&acl__lock);
+  return ACL_SUCCESS;
+}
+
+aclError aclmdlRITaskGetSeqId(aclmdlRITask task, uint32_t *id) {
+  static const char fn[] = "aclmdlRITaskGetSeqId";
+  struct mdl_task *t;
+  aclError r = lock_task(fn, task, id, &t);
+  if (r)
+    return r;
+  *id = t->seq;
   pthread_mutex_unlock(&acl__lock);
   return ACL_SUCCESS;
 }

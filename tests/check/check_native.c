@@ -132,6 +132,35 @@ SCENARIO(wait_timed_out, "data race") {
   OK(evrt_device_synchronize(0));
 }
 
+/* A double buffer refilled on the wrong half: the host waited for the read
+ * of the first half and rewrites the second, which the stream read after
+ * the event (the reads of the two halves are adjacent and by one stream:
+ * the shadow must not let the later one stand for both). */
+static atomic_int second_half_read;
+static void note_second_half(void *p) {
+  (void)p;
+  atomic_store(&second_half_read, 1);
+}
+static void double_buffer(size_t rewrite_off) {
+  evrt_stream_t a = stream();
+  evrt_event_t e = event(0);
+  OK(evrt_memcpy_async(a, out1, buf, 128));
+  OK(evrt_event_record(e, a));
+  OK(evrt_memcpy_async(a, out2, buf + 128, 128));
+  /* the checker does not see this flag: it orders nothing */
+  OK(evrt_launch_host_func(a, note_second_half, NULL));
+  OK(evrt_event_synchronize(e));
+  for (int i = 0; i < 60000 && !atomic_load(&second_half_read); i++)
+    sleep_ms_(1);
+  EXPECT(atomic_load(&second_half_read));
+  OK(evrt_check_access(buf + rewrite_off, 128, EVRT_CHECK_WRITE));
+  OK(evrt_stream_synchronize(a));
+}
+SCENARIO(double_buffer_refills_the_half_still_read,
+         "unsynchronized host access") {
+  double_buffer(128);
+}
+
 /* The host reads what a stream writes, without waiting for it. */
 SCENARIO(host_read_unsynchronized, "unsynchronized host access") {
   evrt_stream_t a = stream();
@@ -371,6 +400,12 @@ SCENARIO(wait_orders, CLEAN) {
   OK(evrt_stream_synchronize(b));
   OK(evrt_check_access(out1, sizeof out1, EVRT_CHECK_READ));
   EXPECT(out1[0] == 1);
+}
+
+/* The correct double buffer: the host rewrites the half whose read the
+ * event covers, after the stream has read the other half too. */
+SCENARIO(double_buffer_refills_the_half_read_first, CLEAN) {
+  double_buffer(0);
 }
 
 SCENARIO(adjacent_no_overlap, CLEAN) {

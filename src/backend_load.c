@@ -52,7 +52,7 @@ static const char *missing_hook(const struct evrt__backend_ops *o) {
 }
 
 evrt_status_t evrt__backend_select(void) {
-  const char *want = getenv("EVRT_BACKEND");
+  const char *want = evrt__env_path("EVRT_BACKEND");
   if (!want || !*want || strcmp(want, evrt__cpu_backend.name) == 0) {
     evrt__backend = &evrt__cpu_backend;
     return EVRT_SUCCESS;

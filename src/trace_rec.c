@@ -441,7 +441,7 @@ void evrt__trace_atfork_child(void) {
 }
 
 void evrt__trace_init_from_env(void) {
-  const char *path = getenv("EVRT_TRACE");
+  const char *path = evrt__env_path("EVRT_TRACE");
   if (!path || !*path)
     return;
   pthread_mutex_lock(&ctl_lock);

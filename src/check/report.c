@@ -550,7 +550,7 @@ void evrt__check_init(void) {
   evrt__check_on = true;
   check_pid = getpid();
   exit_code = (int)evrt__env_long("EVRT_CHECK_EXITCODE", 66, 0, 255);
-  const char *p = getenv("EVRT_CHECK_REPORT");
+  const char *p = evrt__env_path("EVRT_CHECK_REPORT");
   if (p && *p)
     json_path = strdup(p);
   evrt__chaos_init();

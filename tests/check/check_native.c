@@ -65,6 +65,20 @@ SCENARIO(report_amid_program_output, "data race") {
   pthread_join(t, NULL);
 }
 
+/* Stream names and a call site label that hold bytes that are not UTF-8
+ * (a Latin-1 label, a name cut mid-character): the race is reported, and
+ * report_not_utf8.sh checks that the EVRT_CHECK_REPORT file is valid JSON. */
+SCENARIO(names_not_utf8, "data race") {
+  evrt_stream_t a = stream(), b = stream();
+  OK(evrt_stream_set_name(a, "writer \xff\xfe \"q\" \x01"));
+  OK(evrt_stream_set_name(b, "reader \xc3"));
+  OK(evrt_check_site("caf\xe9.py:7 (\xe9t\xe9)"));
+  OK(evrt_memset_async(a, buf, 1, sizeof buf));
+  OK(evrt_memcpy_async(b, out1, buf, sizeof buf));
+  OK(evrt_check_site(NULL));
+  OK(evrt_device_synchronize(0));
+}
+
 /* The record is placed before the write it should cover. */
 SCENARIO(record_before_write, "data race") {
   evrt_stream_t a = stream(), b = stream();

@@ -10,8 +10,13 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 int main(void) {
+  /* first, before evrt: whether the set-user-ID bit took effect (it does
+   * not under no_new_privs), for the script to tell a skip from a failure */
+  printf("euid=%d\n", (int)geteuid());
+  fflush(stdout);
   evrt_stream_t s;
   char src[32] = "probe", dst[32] = {0};
   if (evrt_stream_create(&s, 0, 0, 0) ||

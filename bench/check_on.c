@@ -15,7 +15,8 @@
  *    stream, against a copy of the table fresh (issue 23, item 7: the
  *    shadow kept every small read's interval, and each copy walked them):
  *    the first copy after the reads pays once for the intervals they left,
- *    the next ones cost what a fresh one does.
+ *    the next ones (fastest of 5, as the fresh one) cost what a fresh one
+ *    does.
  *
  *   evrt-bench-check-on [--json]
  */
@@ -95,13 +96,21 @@ static double hostfunc(void *ctx, long iters) {
   return (double)(bench_now_ns() - t0) / (double)iters;
 }
 
-/* ns of one copy of the whole table on x->s, synchronized. */
+/* ns of the fastest of `times` copies of the whole table on x->s, each
+ * synchronized (a single copy of ~150 us is at the mercy of this shared
+ * VM's scheduler). */
 static double table_copy(struct api *x, void *dst, const void *table,
-                         size_t n) {
-  uint64_t t0 = bench_now_ns();
-  BENCH_CHECK(x->memcpy_async(x->s, dst, table, n));
-  BENCH_CHECK(x->stream_synchronize(x->s));
-  return (double)(bench_now_ns() - t0);
+                         size_t n, int times) {
+  double best = 0;
+  for (int i = 0; i < times; i++) {
+    uint64_t t0 = bench_now_ns();
+    BENCH_CHECK(x->memcpy_async(x->s, dst, table, n));
+    BENCH_CHECK(x->stream_synchronize(x->s));
+    double t = (double)(bench_now_ns() - t0);
+    if (i == 0 || t < best)
+      best = t;
+  }
+  return best;
 }
 
 /* The copy after many small reads, against a fresh one (checked copy). */
@@ -118,7 +127,7 @@ static void copy_after_reads(struct api *x) {
                              .nsamples = bench_reps},
                     first = {.name = "table copy, first after 200k reads",
                              .iters = 1, .nsamples = bench_reps},
-                    next = {.name = "table copy, second after 200k reads",
+                    next = {.name = "table copy, later after 200k reads",
                             .iters = 1, .nsamples = bench_reps};
   uint32_t r = 1;
   for (int k = 0; k < bench_reps; k++) {
@@ -126,7 +135,7 @@ static void copy_after_reads(struct api *x) {
      * so that the write is ordered after the stream's reads) */
     BENCH_CHECK(x->stream_synchronize(x->s));
     BENCH_CHECK(x->check_access(table, TABLE, EVRT_CHECK_WRITE));
-    fresh.s[k] = table_copy(x, dst, table, TABLE) / 1e3;
+    fresh.s[k] = table_copy(x, dst, table, TABLE, 5) / 1e3;
     for (int i = 0; i < READS; i++) {
       r = r * 1103515245u + 12345u;
       BENCH_CHECK(x->memcpy_async(x->s, small,
@@ -134,8 +143,8 @@ static void copy_after_reads(struct api *x) {
                                   SMALL));
     }
     BENCH_CHECK(x->stream_synchronize(x->s));
-    first.s[k] = table_copy(x, dst, table, TABLE) / 1e3;
-    next.s[k] = table_copy(x, dst, table, TABLE) / 1e3;
+    first.s[k] = table_copy(x, dst, table, TABLE, 1) / 1e3;
+    next.s[k] = table_copy(x, dst, table, TABLE, 5) / 1e3;
   }
   bench_stats(&fresh);
   bench_stats(&first);
@@ -147,7 +156,7 @@ static void copy_after_reads(struct api *x) {
   bench_note("first copy after the reads / fresh = %.3gx (it frees the "
              "intervals the reads left)", first.median / fresh.median);
   bench_compare_values("check_on", "table_copy_after_200k_reads",
-                       "second_copy_after_reads", next.median, "fresh_copy",
+                       "later_copy_after_reads", next.median, "fresh_copy",
                        fresh.median,
                        (struct bench_target){BT_RATIO_LE, 2.0,
                                              "a copy costs what a fresh one "

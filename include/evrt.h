@@ -201,8 +201,11 @@ EVRT_EXPORT evrt_status_t evrt_device_event_available(int device,
 typedef struct evrt_stream_s *evrt_stream_t;
 typedef void (*evrt_host_fn)(void *user_data);
 
-/* Priority: lower numbers run first (CUDA convention); 0 is normal and any
- * negative value is "high".  No flags are defined yet: pass 0. */
+/* A new stream on device (0 .. count - 1, or -1: the calling thread's
+ * current device, as evrt_stream_default takes it and as CUDA and torch
+ * users expect; any other value is EVRT_ERROR_INVALID_DEVICE).  Priority:
+ * lower numbers run first (CUDA convention); 0 is normal and any negative
+ * value is "high".  No flags are defined yet: pass 0. */
 /* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_stream_create(evrt_stream_t *stream, int device,
                                              int priority, unsigned flags);

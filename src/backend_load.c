@@ -1,8 +1,9 @@
 /*
  * backend_load.c - choosing the backend at init (EVRT_BACKEND): the
  * built-in cpu one, or one loaded with dlopen from a versioned shared
- * object libevrt-backend-<name>.so.0 (the ordinary library search path:
- * an installed backend lies next to libevrt.so.0), whose entry
+ * object libevrt-backend-<name>.so.0 (the ordinary library search path,
+ * then the folder libevrt.so.0 was loaded from: an installed backend lies
+ * next to it, in a prefix of its own too), whose entry
  * EVRT_BACKEND_ENTRY returns its ops table.  "seq" (src/seq/) is built in
  * too.  The table is checked before
  * any hook runs: interface version, table size, every hook present; a
@@ -51,8 +52,27 @@ static const char *missing_hook(const struct evrt__backend_ops *o) {
   return NULL;
 }
 
+/* dlopen of lib in the folder of the object that holds this code
+ * (libevrt.so.0, or the program a static copy is linked into): the library
+ * path of a program using a prefix of its own does not name that folder.
+ * NULL if it cannot be found or opened there. */
+static void *open_next_to_self(const char *lib) {
+  Dl_info di;
+  if (!dladdr((void *)(uintptr_t)&evrt__backend_select, &di) || !di.dli_fname)
+    return NULL;
+  const char *slash = strrchr(di.dli_fname, '/');
+  if (!slash)
+    return NULL;
+  char path[4096];
+  int n = snprintf(path, sizeof path, "%.*s/%s",
+                   (int)(slash - di.dli_fname), di.dli_fname, lib);
+  if (n < 0 || (size_t)n >= sizeof path)
+    return NULL;
+  return dlopen(path, RTLD_NOW | RTLD_LOCAL);
+}
+
 evrt_status_t evrt__backend_select(void) {
-  const char *want = getenv("EVRT_BACKEND");
+  const char *want = evrt__env_path("EVRT_BACKEND");
   if (!want || !*want || strcmp(want, evrt__cpu_backend.name) == 0) {
     evrt__backend = &evrt__cpu_backend;
     return EVRT_SUCCESS;
@@ -71,11 +91,16 @@ evrt_status_t evrt__backend_select(void) {
   snprintf(lib, sizeof lib, "libevrt-backend-%s.so.0", want);
   void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
   if (!h) {
-    const char *why = dlerror();
-    return evrt__fail(EVRT_ERROR_NOT_SUPPORTED,
-                      "EVRT_BACKEND=%s: no such backend (the built-in ones "
-                      "are \"cpu\" and \"seq\"; %s: %.120s)",
-                      want, lib, why ? why : "not found");
+    /* kept: the first error says more than "no such file" next to us */
+    char why[160];
+    const char *e = dlerror();
+    snprintf(why, sizeof why, "%s", e ? e : "not found");
+    h = open_next_to_self(lib);
+    if (!h)
+      return evrt__fail(EVRT_ERROR_NOT_SUPPORTED,
+                        "EVRT_BACKEND=%s: no such backend (the built-in ones "
+                        "are \"cpu\" and \"seq\"; %s: %.120s)",
+                        want, lib, why);
   }
   evrt__backend_entry_fn entry;
   /* POSIX: a function pointer converts from dlsym's void * this way */

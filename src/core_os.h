@@ -55,5 +55,9 @@ void evrt__fence_seq_cst(void);
  * that is not such an integer gives dflt and a warning on stderr, once per
  * variable, naming the variable, the value and the value used. */
 long evrt__env_long(const char *name, long dflt, long lo, long hi);
+/* An environment variable that names a file or a library: NULL (unset, or
+ * ignored with a warning once) in a secure-execution process, so that the
+ * caller of a set-user-ID program cannot make it write or load one. */
+const char *evrt__env_path(const char *name);
 
 #endif

@@ -5,6 +5,7 @@
  * tools/evrt-trace.c draws it).
  */
 #include "trace_internal.h"
+#include "json_str.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -54,11 +55,6 @@ static void sink_write(const void *p, size_t size, size_t nmemb,
     c += k;
     len -= k;
   }
-}
-
-static void sink_putc(int c, struct sink *f) {
-  char ch = (char)c;
-  sink_write(&ch, 1, 1, f);
 }
 
 static void sink_puts(const char *s, struct sink *f) {
@@ -112,46 +108,12 @@ struct writer {
   uint64_t dropped;
 };
 
+static void sink_put(const char *p, size_t n, void *f) {
+  sink_write(p, 1, n, f);
+}
+
 static void put_str(struct sink *f, const char *s) {
-  /* JSON string: escape quotes, backslashes and controls; bytes that are not
-   * valid UTF-8 (a label cut in the middle of a character) become '?'. */
-  const unsigned char *p = (const unsigned char *)s;
-  sink_putc('"', f);
-  while (*p) {
-    unsigned c = *p;
-    if (c == '"' || c == '\\') {
-      sink_putc('\\', f);
-      sink_putc((int)c, f);
-      p++;
-    } else if (c < 0x20) {
-      sink_printf(f, "\\u%04x", c);
-      p++;
-    } else if (c < 0x80) {
-      sink_putc((int)c, f);
-      p++;
-    } else {
-      int len = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
-      if (c >= 0xf5)
-        len = 0;
-      bool ok = len > 0;
-      for (int i = 1; ok && i < len; i++)
-        ok = (p[i] & 0xc0) == 0x80;
-      if (ok && len == 3 &&
-          ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] >= 0xa0)))
-        ok = false; /* overlong or surrogate */
-      if (ok && len == 4 &&
-          ((c == 0xf0 && p[1] < 0x90) || (c == 0xf4 && p[1] >= 0x90)))
-        ok = false;
-      if (ok) {
-        sink_write(p, 1, (size_t)len, f);
-        p += len;
-      } else {
-        sink_putc('?', f);
-        p++;
-      }
-    }
-  }
-  sink_putc('"', f);
+  evrt__json_str(s, sink_put, f);
 }
 
 /* Microseconds since the session start, with ns precision. */

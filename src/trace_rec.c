@@ -405,16 +405,11 @@ static evrt_status_t start_locked(const char *path) {
     return evrt__fail(EVRT_ERROR_SYSTEM, "cannot open trace file %s: %s", path,
                       strerror(err));
   }
-  uint64_t c = DEFAULT_CAP;
-  const char *env = getenv("EVRT_TRACE_BUFFER");
-  if (env && *env) {
-    char *end;
-    unsigned long long v = strtoull(env, &end, 10);
-    if (*end == 0 && v > 0)
-      c = v;
-  }
-  if (c > (uint64_t)MAX_CHUNKS * CHUNK_ENTRIES)
-    c = (uint64_t)MAX_CHUNKS * CHUNK_ENTRIES;
+  /* strtoull took "-5" as 2^64 - 5 (then the largest buffer) and "12x",
+   * "abc", "0" without a word: the shared reader warns and keeps the
+   * default (README, Environment) */
+  uint64_t c = (uint64_t)evrt__env_long("EVRT_TRACE_BUFFER", DEFAULT_CAP, 1,
+                                        (long)MAX_CHUNKS * CHUNK_ENTRIES);
   atomic_store_explicit(&cap, c, memory_order_relaxed);
   out_fd = fd;
   out_path = copy;
@@ -441,7 +436,7 @@ void evrt__trace_atfork_child(void) {
 }
 
 void evrt__trace_init_from_env(void) {
-  const char *path = getenv("EVRT_TRACE");
+  const char *path = evrt__env_path("EVRT_TRACE");
   if (!path || !*path)
     return;
   pthread_mutex_lock(&ctl_lock);

@@ -73,6 +73,16 @@ TEST(bad_environment_values_warn_once_naming_variable_value_and_default) {
        NULL},
       {"EVRT_EVENT_LIMIT=0", "EVRT_EVENT_LIMIT", "\"0\"", "using 65535",
        "limit=65535"},
+      /* read when a trace starts (EVRT_TRACE: at init); "-5" wrapped to the
+       * largest buffer, the others were taken or dropped without a word */
+      {"EVRT_TRACE=/dev/null EVRT_TRACE_BUFFER=abc", "EVRT_TRACE_BUFFER",
+       "\"abc\"", "using 262144", NULL},
+      {"EVRT_TRACE=/dev/null EVRT_TRACE_BUFFER=0", "EVRT_TRACE_BUFFER",
+       "\"0\"", "using 262144", NULL},
+      {"EVRT_TRACE=/dev/null EVRT_TRACE_BUFFER=12x", "EVRT_TRACE_BUFFER",
+       "\"12x\"", "using 262144", NULL},
+      {"EVRT_TRACE=/dev/null EVRT_TRACE_BUFFER=-5", "EVRT_TRACE_BUFFER",
+       "\"-5\"", "using 262144", NULL},
   };
   char out[4096];
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -95,7 +105,8 @@ TEST(bad_environment_values_warn_once_naming_variable_value_and_default) {
 TEST(good_environment_values_are_used_silently) {
   char out[4096];
   ASSERT_EQ(run_child("EVRT_CPU_DEVICES=3 EVRT_WORKERS=3 EVRT_SPIN_NS=0 "
-                      "EVRT_EVENT_LIMIT=77",
+                      "EVRT_EVENT_LIMIT=77 EVRT_TRACE=/dev/null "
+                      "EVRT_TRACE_BUFFER=4096",
                       out, sizeof out),
             0);
   if (strstr(out, "warning") || !strstr(out, "devices=3 limit=77"))

@@ -71,18 +71,25 @@ static PyObject *Event_new(PyTypeObject *cls, PyObject *args,
                            "interprocess", "external",      NULL};
   static char *cuda_kwlist[] = {"enable_timing", "blocking", "interprocess",
                                 "external", NULL};
+  /* its own list: with cuda_kwlist's four names for three specifiers,
+   * every keyword call raised SystemError */
+  static char *xpu_kwlist[] = {"enable_timing", "blocking", "interprocess",
+                               NULL};
   PyObject *dev_o = Py_None;
-  int timing = 0, blocking = 0, ipc = 0, external = 0;
+  /* "b" (an integer 0..255, bool included), as torch's Event.cpp parses
+   * them: "p" took any object by its truth, so enable_timing="yes" made a
+   * timing event where torch raises TypeError */
+  unsigned char timing = 0, blocking = 0, ipc = 0, external = 0;
   int forced = forced_type(cls);
   if (forced == EVRTPY_CUDA) {
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|pppp:Event", cuda_kwlist,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|bbbb:Event", cuda_kwlist,
                                      &timing, &blocking, &ipc, &external))
       return NULL;
   } else if (forced == EVRTPY_XPU) {
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|ppp:Event", cuda_kwlist,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|bbb:Event", xpu_kwlist,
                                      &timing, &blocking, &ipc))
       return NULL;
-  } else if (!PyArg_ParseTupleAndKeywords(args, kwds, "|O$pppp:Event", kwlist,
+  } else if (!PyArg_ParseTupleAndKeywords(args, kwds, "|O$bbbb:Event", kwlist,
                                           &dev_o, &timing, &blocking, &ipc,
                                           &external)) {
     return NULL;
@@ -112,7 +119,7 @@ static PyObject *Event_new(PyTypeObject *cls, PyObject *args,
                 (ipc ? EVRT_EVENT_INTERPROCESS : 0);
   self->want_device = dev;
   self->type = (unsigned char)type;
-  self->external = (unsigned char)external;
+  self->external = external != 0;
   return (PyObject *)self;
 }
 

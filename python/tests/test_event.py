@@ -33,6 +33,28 @@ def test_types_and_hierarchy():
     assert m.enable_timing and m.query()
 
 
+def test_flags_must_be_integers_as_in_torch():
+    """torch parses the flags as "b" (an integer 0..255, bool included):
+    a string, a float or None is a TypeError, never a truth value."""
+    import evrt.cuda
+    import evrt.xpu
+    makers = [evrt.Event, evrt.cuda.Event, evrt.xpu.Event]
+    for make in makers:
+        for flag in ("enable_timing", "blocking", "interprocess"):
+            for bad in ("yes", "", 1.0, None, [1]):
+                with pytest.raises(TypeError):
+                    make(**{flag: bad})
+            e = make(**{flag: 1})  # an int is a bool's worth, as in torch
+            assert getattr(e, flag) is True
+            assert getattr(make(**{flag: 0}), flag) is False
+    for make in (evrt.Event, evrt.cuda.Event):
+        with pytest.raises(TypeError):
+            make(external="yes")
+    with pytest.raises(TypeError):
+        evrt.cuda.Event("yes")  # positional, as torch allows
+    assert evrt.cuda.Event(True).enable_timing
+
+
 def test_defaults_and_flags():
     e = evrt.Event()
     assert (e.enable_timing, e.blocking, e.interprocess) == (False, False, False)

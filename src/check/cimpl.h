@@ -187,6 +187,8 @@ void evrt__shadow_alloc(struct evrt__acc *a);
 void evrt__shadow_free(struct evrt__acc *a, const cvc_t *vc);
 /* Forget a range (a block leaving the quarantine). */
 void evrt__shadow_forget(uintptr_t lo, uintptr_t hi);
+/* The number of intervals the map holds (tests: its growth is bounded). */
+size_t evrt__shadow_intervals(void);
 
 /* chaos.c: EVRT_CHAOS=SEED (read at init), the delay before an item */
 extern bool evrt__chaos_on;

@@ -11,6 +11,7 @@
  * the site table, which is lock-free).
  */
 #include "cimpl.h"
+#include "json_str.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -397,18 +398,14 @@ void evrt__report_cycle(const struct evrt__cycle_member *m, int n,
 
 /* --------------------------------------------------------------- JSON */
 
+static void file_put(const char *p, size_t n, void *f) {
+  fwrite(p, 1, n, f);
+}
+
+/* The trace's writer: a name or file with bytes that are not UTF-8 once
+ * made the report invalid JSON. */
 static void json_str(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; s && *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\')
-      fprintf(f, "\\%c", c);
-    else if (c < 0x20)
-      fprintf(f, "\\u%04x", c);
-    else
-      fputc(c, f);
-  }
-  fputc('"', f);
+  evrt__json_str(s, file_put, f);
 }
 
 static void json_site(FILE *f, const char *key, uint32_t site) {
@@ -550,7 +547,7 @@ void evrt__check_init(void) {
   evrt__check_on = true;
   check_pid = getpid();
   exit_code = (int)evrt__env_long("EVRT_CHECK_EXITCODE", 66, 0, 255);
-  const char *p = getenv("EVRT_CHECK_REPORT");
+  const char *p = evrt__env_path("EVRT_CHECK_REPORT");
   if (p && *p)
     json_path = strdup(p);
   evrt__chaos_init();

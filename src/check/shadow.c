@@ -10,6 +10,14 @@
  * themselves to the intervals they overlap.  Cost: O(log n + k) for k
  * intervals touched, whatever the number of bytes.
  *
+ * Neighbours whose state is the same (the same last write and the same read
+ * records, pointer for pointer) are merged after each access, so the map
+ * holds one interval per distinct state, not one per access: a read that
+ * covers many earlier reads of its own actor replaces them all with itself
+ * (add_read) and leaves one interval.  Only identical states merge: two
+ * reads by different items of a stream stay apart, since a later wait may
+ * be ordered after the first and not the second (a double buffer).
+ *
  * Race rule (FastTrack's): an earlier access `then` is ordered before a
  * later `now` with clock V iff they are by the same actor (program or
  * stream order) or then.clock <= V[then.actor].  Accesses are checked in
@@ -36,6 +44,7 @@ struct iv {
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct iv *root;
+static size_t n_iv; /* intervals allocated (under lock) */
 static uint32_t prio_state = 2463534242u;
 
 static uint32_t next_prio(void) {
@@ -70,6 +79,7 @@ static struct iv *iv_new(uintptr_t lo, uintptr_t hi) {
   n->lo = lo;
   n->hi = hi;
   n->prio = next_prio();
+  n_iv++;
   return n;
 }
 
@@ -85,6 +95,20 @@ static void iv_free(struct iv *n) {
   iv_clear(n);
   free(n->rd);
   free(n);
+  n_iv--;
+}
+
+/* The same state: the same write and the same reads (pointers; add_read
+ * keeps at most one per actor, in the order they came, so two intervals
+ * that saw the same accesses list them alike, and a permutation is only a
+ * missed merge). */
+static bool same_state(const struct iv *x, const struct iv *y) {
+  if (x->w != y->w || x->nr != y->nr)
+    return false;
+  for (uint32_t i = 0; i < x->nr; i++)
+    if (x->rd[i] != y->rd[i])
+      return false;
+  return true;
 }
 
 static bool add_read(struct iv *n, struct evrt__acc *a, const cvc_t *vc) {
@@ -164,6 +188,12 @@ static struct iv *merge(struct iv *a, struct iv *b) {
 static struct iv *max_node(struct iv *t) {
   while (t && t->r)
     t = t->r;
+  return t;
+}
+
+static struct iv *min_node(struct iv *t) {
+  while (t && t->l)
+    t = t->l;
   return t;
 }
 
@@ -300,6 +330,33 @@ static bool freed(const struct iv *n) {
   return n->w && n->w->kind == ACC_FREE;
 }
 
+/* The intervals an access leaves, appended in order: each joins the one
+ * before it (the last appended, or the map's last interval before the
+ * access) when they touch and hold the same state. */
+struct run {
+  struct iv *t;    /* appended and not merged away */
+  struct iv *last; /* the interval just before the next one */
+};
+static void run_add(struct run *o, struct iv *n) {
+  if (o->last && o->last->hi == n->lo && same_state(o->last, n)) {
+    o->last->hi = n->hi; /* last is a treap's rightmost node: keys stay */
+    iv_free(n);
+    return;
+  }
+  o->t = merge(o->t, n);
+  o->last = n;
+}
+/* The first interval after the access joins the last one too. */
+static void run_close(struct run *o, struct iv **c) {
+  struct iv *q = min_node(*c);
+  if (o->last && q && o->last->hi == q->lo && same_state(o->last, q)) {
+    struct iv *qt;
+    split(*c, q->lo + 1, &qt, c); /* q alone: every other key >= q->hi */
+    o->last->hi = q->hi;
+    iv_free(qt);
+  }
+}
+
 void evrt__shadow_access(struct evrt__acc *now, const cvc_t *vc) {
   if (now->hi <= now->lo)
     return;
@@ -326,22 +383,22 @@ void evrt__shadow_access(struct evrt__acc *now, const cvc_t *vc) {
     check_iv(x.v[i], now, vc, &fl);
     any_freed |= freed(x.v[i]);
   }
-  struct iv *out = NULL;
+  struct run o = {.t = NULL, .last = max_node(a)};
   if (any_freed) {
     /* A use after free: keep the block marked freed, store nothing. */
     for (size_t i = 0; i < x.n; i++)
-      out = merge(out, x.v[i]);
+      run_add(&o, x.v[i]);
   } else if (now->kind == ACC_WRITE) {
     struct iv *n = iv_new(now->lo, now->hi);
     if (n) {
       for (size_t i = 0; i < x.n; i++)
         iv_free(x.v[i]);
       n->w = evrt__acc_ref(now);
-      out = n;
+      run_add(&o, n);
     } else {
       ok = false;
       for (size_t i = 0; i < x.n; i++)
-        out = merge(out, x.v[i]);
+        run_add(&o, x.v[i]);
     }
   } else {
     /* A read: add it to each interval and to the gaps between them. */
@@ -351,7 +408,7 @@ void evrt__shadow_access(struct evrt__acc *now, const cvc_t *vc) {
       if (ok && next > at) {
         struct iv *g = iv_new(at, next);
         if (g && add_read(g, now, vc)) {
-          out = merge(out, g);
+          run_add(&o, g);
         } else {
           if (g)
             iv_free(g);
@@ -359,14 +416,16 @@ void evrt__shadow_access(struct evrt__acc *now, const cvc_t *vc) {
         }
       }
       if (i < x.n) {
+        uintptr_t end = x.v[i]->hi;
         if (ok && !add_read(x.v[i], now, vc))
           ok = false;
-        out = merge(out, x.v[i]);
-        at = x.v[i]->hi;
+        run_add(&o, x.v[i]);
+        at = end;
       }
     }
   }
-  root = merge(merge(a, out), c);
+  run_close(&o, &c);
+  root = merge(merge(a, o.t), c);
   pthread_mutex_unlock(&lock);
   free(x.v);
   if (!ok)
@@ -458,4 +517,11 @@ void evrt__shadow_forget(uintptr_t lo, uintptr_t hi) {
   drop_range(lo, hi, &a, &c, &ok);
   root = merge(a, c);
   pthread_mutex_unlock(&lock);
+}
+
+size_t evrt__shadow_intervals(void) {
+  pthread_mutex_lock(&lock);
+  size_t n = n_iv;
+  pthread_mutex_unlock(&lock);
+  return n;
 }

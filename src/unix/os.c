@@ -127,8 +127,8 @@ static pthread_mutex_t env_warn_lock = PTHREAD_MUTEX_INITIALIZER;
 static const char *env_warned[16];
 static int env_nwarned;
 
-static void env_warn(const char *name, const char *v, long lo, long hi,
-                     long used) {
+/* True the first time it is asked for name (a string literal). */
+static bool env_first_warning(const char *name) {
   pthread_mutex_lock(&env_warn_lock);
   bool seen = false;
   for (int i = 0; i < env_nwarned && !seen; i++)
@@ -136,11 +136,29 @@ static void env_warn(const char *name, const char *v, long lo, long hi,
   if (!seen && env_nwarned < (int)(sizeof env_warned / sizeof env_warned[0]))
     env_warned[env_nwarned++] = name; /* (callers pass string literals) */
   pthread_mutex_unlock(&env_warn_lock);
-  if (!seen)
+  return !seen;
+}
+
+static void env_warn(const char *name, const char *v, long lo, long hi,
+                     long used) {
+  if (env_first_warning(name))
     fprintf(stderr,
             "evrt: warning: %s=\"%s\" is not an integer in [%ld, %ld]; "
             "using %ld\n",
             name, v, lo, hi, used);
+}
+
+const char *evrt__env_path(const char *name) {
+  /* secure_getenv: NULL in a secure-execution process (set-user-ID or
+   * set-group-ID, file capabilities: AT_SECURE), whose caller must not
+   * choose what file it truncates or what library it loads. */
+  const char *v = secure_getenv(name);
+  if (!v && getenv(name) && env_first_warning(name))
+    fprintf(stderr,
+            "evrt: warning: %s is ignored in a set-user-ID, set-group-ID or "
+            "capability-raising program\n",
+            name);
+  return v;
 }
 
 long evrt__env_long(const char *name, long dflt, long lo, long hi) {

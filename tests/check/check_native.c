@@ -65,6 +65,20 @@ SCENARIO(report_amid_program_output, "data race") {
   pthread_join(t, NULL);
 }
 
+/* Stream names and a call site label that hold bytes that are not UTF-8
+ * (a Latin-1 label, a name cut mid-character): the race is reported, and
+ * report_not_utf8.sh checks that the EVRT_CHECK_REPORT file is valid JSON. */
+SCENARIO(names_not_utf8, "data race") {
+  evrt_stream_t a = stream(), b = stream();
+  OK(evrt_stream_set_name(a, "writer \xff\xfe \"q\" \x01"));
+  OK(evrt_stream_set_name(b, "reader \xc3"));
+  OK(evrt_check_site("caf\xe9.py:7 (\xe9t\xe9)"));
+  OK(evrt_memset_async(a, buf, 1, sizeof buf));
+  OK(evrt_memcpy_async(b, out1, buf, sizeof buf));
+  OK(evrt_check_site(NULL));
+  OK(evrt_device_synchronize(0));
+}
+
 /* The record is placed before the write it should cover. */
 SCENARIO(record_before_write, "data race") {
   evrt_stream_t a = stream(), b = stream();
@@ -130,6 +144,35 @@ SCENARIO(wait_timed_out, "data race") {
   OK(evrt_stream_synchronize(b));
   gate_open();
   OK(evrt_device_synchronize(0));
+}
+
+/* A double buffer refilled on the wrong half: the host waited for the read
+ * of the first half and rewrites the second, which the stream read after
+ * the event (the reads of the two halves are adjacent and by one stream:
+ * the shadow must not let the later one stand for both). */
+static atomic_int second_half_read;
+static void note_second_half(void *p) {
+  (void)p;
+  atomic_store(&second_half_read, 1);
+}
+static void double_buffer(size_t rewrite_off) {
+  evrt_stream_t a = stream();
+  evrt_event_t e = event(0);
+  OK(evrt_memcpy_async(a, out1, buf, 128));
+  OK(evrt_event_record(e, a));
+  OK(evrt_memcpy_async(a, out2, buf + 128, 128));
+  /* the checker does not see this flag: it orders nothing */
+  OK(evrt_launch_host_func(a, note_second_half, NULL));
+  OK(evrt_event_synchronize(e));
+  for (int i = 0; i < 60000 && !atomic_load(&second_half_read); i++)
+    sleep_ms_(1);
+  EXPECT(atomic_load(&second_half_read));
+  OK(evrt_check_access(buf + rewrite_off, 128, EVRT_CHECK_WRITE));
+  OK(evrt_stream_synchronize(a));
+}
+SCENARIO(double_buffer_refills_the_half_still_read,
+         "unsynchronized host access") {
+  double_buffer(128);
 }
 
 /* The host reads what a stream writes, without waiting for it. */
@@ -371,6 +414,12 @@ SCENARIO(wait_orders, CLEAN) {
   OK(evrt_stream_synchronize(b));
   OK(evrt_check_access(out1, sizeof out1, EVRT_CHECK_READ));
   EXPECT(out1[0] == 1);
+}
+
+/* The correct double buffer: the host rewrites the half whose read the
+ * event covers, after the stream has read the other half too. */
+SCENARIO(double_buffer_refills_the_half_read_first, CLEAN) {
+  double_buffer(0);
 }
 
 SCENARIO(adjacent_no_overlap, CLEAN) {

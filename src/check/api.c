@@ -111,6 +111,18 @@ evrt_status_t evrt_check_acquire(const void *sync) {
   return EVRT_SUCCESS;
 }
 
+evrt_status_t evrt_check_forget(const void *sync) {
+  evrt_status_t st = evrt__ready();
+  if (st)
+    return st;
+  if (!sync)
+    return evrt__fail(EVRT_ERROR_INVALID_VALUE, "evrt_check_forget: sync "
+                      "is NULL");
+  if (evrt__check_on)
+    evrt__check_forget(sync);
+  return EVRT_SUCCESS;
+}
+
 /* ----------------------------------------------------------- quarantine */
 
 struct qblock {

@@ -260,3 +260,78 @@ SCENARIO(acl_legacy_wait_orders, CLEAN) {
   OK(aclrtSynchronizeStream(s2));
   EXPECT(((unsigned char *)host2)[9] == 1);
 }
+
+/* ------------------------------------- callbacks on a subscribed thread */
+
+/* A thread that serves the callbacks of the streams it is subscribed to
+ * (aclrtSubscribeHostFunc / aclrtSubscribeReport), as CANN's callback
+ * samples do: it loops on aclrtProcessHostFunc or aclrtProcessReport. */
+static atomic_int cb_stop;
+static int cb_report; /* 1: aclrtProcessReport, 0: aclrtProcessHostFunc */
+static void *cb_thread(void *p) {
+  (void)p;
+  OK(aclrtSetDevice(0));
+  while (!atomic_load(&cb_stop))
+    (void)(cb_report ? aclrtProcessReport(20) : aclrtProcessHostFunc(20));
+  return NULL;
+}
+
+/* The callback reads and writes the word the upload before it wrote (as
+ * host code: synchronous copies on the subscribed thread). */
+static uint32_t cb_word;
+static void cb_touch(void *p) {
+  (void)p;
+  OK(aclrtMemcpy(&cb_word, 4, dev, 4, ACL_MEMCPY_DEVICE_TO_HOST));
+  cb_word += 1;
+  OK(aclrtMemcpy(dev, 4, &cb_word, 4, ACL_MEMCPY_HOST_TO_DEVICE));
+}
+
+/* Upload, then the callback on the same stream, then (racy) a fill of the
+ * same word on another stream that nothing orders after the callback. */
+static void subscribed_callback(int report, bool racy) {
+  setup();
+  pthread_t t;
+  cb_report = report;
+  EXPECT(pthread_create(&t, NULL, cb_thread, NULL) == 0);
+  if (report)
+    OK(aclrtSubscribeReport((uint64_t)t, s1));
+  else
+    OK(aclrtSubscribeHostFunc((uint64_t)t, s1));
+  OK(aclrtMemcpyAsync(dev, N, host, N, ACL_MEMCPY_HOST_TO_DEVICE, s1));
+  aclrtEvent up;
+  OK(aclrtCreateEventWithFlag(&up, ACL_EVENT_SYNC));
+  OK(aclrtRecordEvent(up, s1)); /* the fill below is after the upload */
+  if (report)
+    OK(aclrtLaunchCallback(cb_touch, NULL, ACL_CALLBACK_BLOCK, s1));
+  else
+    OK(aclrtLaunchHostFunc(s1, cb_touch, NULL));
+  if (racy) {
+    OK(aclrtStreamWaitEvent(s2, up));
+    OK(aclrtMemsetAsync(dev, N, 7, 4, s2));
+  }
+  OK(aclrtSynchronizeStream(s1));
+  OK(aclrtSynchronizeStream(s2));
+  if (report)
+    OK(aclrtUnSubscribeReport((uint64_t)t, s1));
+  else
+    OK(aclrtUnSubscribeHostFunc((uint64_t)t, s1));
+  atomic_store(&cb_stop, 1);
+  pthread_join(t, NULL);
+  /* the stream waited for the callback: the host sees its write */
+  uint32_t w = 0;
+  OK(aclrtMemcpy(&w, 4, dev, 4, ACL_MEMCPY_DEVICE_TO_HOST));
+  if (!racy)
+    EXPECT(w == 0x01010102u);
+}
+
+/* Was reported as a data race: the subscribed thread's callback was not
+ * ordered after the upload before it on its stream (issue 24). */
+SCENARIO(acl_subscribed_host_func_orders, CLEAN) { subscribed_callback(0, false); }
+SCENARIO(acl_subscribed_callback_orders, CLEAN) { subscribed_callback(1, false); }
+/* The callback and a fill on another stream that waits for nothing. */
+SCENARIO(acl_subscribed_host_func_races, "unsynchronized host access") {
+  subscribed_callback(0, true);
+}
+SCENARIO(acl_subscribed_callback_races, "unsynchronized host access") {
+  subscribed_callback(1, true);
+}

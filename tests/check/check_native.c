@@ -537,3 +537,31 @@ SCENARIO(same_stream_in_order, CLEAN) {
   OK(evrt_memset_async(a, buf, 2, sizeof buf));
   OK(evrt_stream_synchronize(a));
 }
+
+/* ------------------------------------------- host-level synchronization */
+
+/* The main thread writes buf and releases `key`; another thread (which the
+ * checker sees created by nothing) acquires it and writes buf too.  With
+ * forget, the key was dropped between the two (its object's memory was
+ * reused): the acquire learns nothing and the writes race. */
+static int key_;
+static void *acquire_and_write(void *p) {
+  (void)p;
+  OK(evrt_check_acquire(&key_));
+  OK(evrt_check_access(buf, 64, EVRT_CHECK_WRITE));
+  return NULL;
+}
+static void release_then_other_thread(bool forget) {
+  OK(evrt_check_access(buf, 64, EVRT_CHECK_WRITE));
+  OK(evrt_check_release(&key_));
+  if (forget)
+    OK(evrt_check_forget(&key_));
+  EXPECT(evrt_check_forget(NULL) == EVRT_ERROR_INVALID_VALUE);
+  pthread_t t;
+  EXPECT(pthread_create(&t, NULL, acquire_and_write, NULL) == 0);
+  pthread_join(t, NULL);
+}
+SCENARIO(sync_release_acquire_orders, CLEAN) { release_then_other_thread(false); }
+SCENARIO(sync_forgotten_orders_nothing, "data race") {
+  release_then_other_thread(true);
+}

@@ -1188,6 +1188,11 @@ evrt_status_t evrt_event_reset(evrt_event_t eh, evrt_stream_t sh) {
   return EVRT_SUCCESS;
 }
 
+/* The waits one evrt_event_wait_status call can order its caller after
+ * (EVRT_CHECK; more still count for the answer: docs/check.md, "What is
+ * not tracked"). */
+#define WAIT_STATUS_SEEN 32
+
 evrt_status_t evrt_event_wait_status(evrt_event_t h) {
   struct evrt__event *e = NULL;
   evrt_status_t st = get_event(h, &e);
@@ -1207,11 +1212,24 @@ evrt_status_t evrt_event_wait_status(evrt_event_t h) {
     evrt__event_unlock(e);
     return evrt__capture_event_misuse(e, "asked for its wait status");
   }
+  /* EVRT_CHECK: the waits this call sees pass (copied before the prune
+   * drops them, observed after the unlock: stream slots are type-stable). */
+  struct evrt__waitrec seen[WAIT_STATUS_SEEN];
+  uint32_t nseen = 0;
+  if (EVRT_UNLIKELY(evrt__check_on))
+    for (uint32_t i = 0; i < e->nwrec && nseen < WAIT_STATUS_SEEN; i++)
+      seen[nseen++] = e->wrec[i];
   /* Any wait left after dropping the passed ones: a waiting stream has not
    * passed its wait yet. */
   uint32_t pending = wrec_prune(e);
   evrt__event_unlock(e);
-  return pending ? EVRT_NOT_READY : EVRT_SUCCESS;
+  if (pending)
+    return EVRT_NOT_READY;
+  /* Every wait passed: the caller is ordered after each waiting stream at
+   * its wait (which joined the generation it waited for). */
+  for (uint32_t i = 0; i < nseen; i++)
+    evrt__check_observe_stream(seen[i].s, seen[i].seq);
+  return EVRT_SUCCESS;
 }
 
 /* The sizes of evrt_event_info_t that callers may pass, one per version of
@@ -1279,6 +1297,10 @@ evrt_status_t evrt_event_get_info(evrt_event_t h, evrt_event_info_t *info) {
                 : gen_done(&g) ? EVRT_EVENT_STATE_COMPLETE
                                : EVRT_EVENT_STATE_PENDING;
   }
+  /* "complete" is an observation, as a query's (ACL's status queries ask
+   * this); pending or unrecorded orders nothing. */
+  if (EVRT_UNLIKELY(evrt__check_on) && out.state == EVRT_EVENT_STATE_COMPLETE)
+    evrt__check_observe_event(e);
   memcpy(info, &out, size);
   return EVRT_SUCCESS;
 }

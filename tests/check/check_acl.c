@@ -335,3 +335,111 @@ SCENARIO(acl_subscribed_host_func_races, "unsynchronized host access") {
 SCENARIO(acl_subscribed_callback_races, "unsynchronized host access") {
   subscribed_callback(1, true);
 }
+
+/* ------------------------------------ every way of observing completion */
+
+/* A fill on s1 (held by a gate) writes a block; the host polls one of
+ * ACL's ways of learning it is complete until it says so, then frees the
+ * block: clean.  (aclrtQueryEventStatus, aclrtQueryEvent and
+ * aclrtQueryEventWaitStatus were reported as use after free, issue 24:
+ * their last "complete" came from a call that ordered nothing.) */
+enum {
+  AOBS_QUERY_EVENT_STATUS,
+  AOBS_QUERY_EVENT,
+  AOBS_QUERY_EVENT_WAIT_STATUS,
+  AOBS_STREAM_QUERY,
+  AOBS_SYNC_STREAM,
+  AOBS_SYNC_STREAM_TIMEOUT,
+  AOBS_SYNC_EVENT,
+  AOBS_SYNC_EVENT_TIMEOUT,
+};
+static int acl_observe(int how, aclrtEvent e) {
+  aclrtEventRecordedStatus rs;
+  aclrtEventStatus es;
+  aclrtEventWaitStatus ws;
+  aclrtStreamStatus ss;
+  aclError r;
+  switch (how) {
+  case AOBS_QUERY_EVENT_STATUS:
+    OK(aclrtQueryEventStatus(e, &rs));
+    return rs == ACL_EVENT_RECORDED_STATUS_COMPLETE;
+  case AOBS_QUERY_EVENT: /* (deprecated, still offered) */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    OK(aclrtQueryEvent(e, &es));
+#pragma GCC diagnostic pop
+    return es == ACL_EVENT_STATUS_COMPLETE;
+  case AOBS_QUERY_EVENT_WAIT_STATUS:
+    OK(aclrtQueryEventWaitStatus(e, &ws));
+    return ws == ACL_EVENT_WAIT_STATUS_COMPLETE;
+  case AOBS_STREAM_QUERY:
+    OK(aclrtStreamQuery(s1, &ss));
+    return ss == ACL_STREAM_STATUS_COMPLETE;
+  case AOBS_SYNC_STREAM:
+    OK(aclrtSynchronizeStream(s1));
+    return 1;
+  case AOBS_SYNC_STREAM_TIMEOUT:
+    r = aclrtSynchronizeStreamWithTimeout(s1, 1);
+    EXPECT(r == ACL_SUCCESS || r == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT);
+    return r == ACL_SUCCESS;
+  case AOBS_SYNC_EVENT:
+    OK(aclrtSynchronizeEvent(e));
+    return 1;
+  default:
+    r = aclrtSynchronizeEventWithTimeout(e, 1);
+    EXPECT(r == ACL_SUCCESS || r == ACL_ERROR_RT_EVENT_SYNC_TIMEOUT);
+    return r == ACL_SUCCESS;
+  }
+}
+static void acl_free_after(int how) {
+  setup();
+  void *blk = NULL;
+  OK(aclrtMalloc(&blk, N, ACL_MEM_MALLOC_HUGE_FIRST));
+  aclrtEvent e;
+  OK(aclrtCreateEventWithFlag(&e, ACL_EVENT_SYNC));
+  OK(aclrtLaunchHostFunc(s1, gate_host_fn, NULL));
+  OK(aclrtMemsetAsync(blk, N, 4, N, s1));
+  OK(aclrtRecordEvent(e, s1));
+  OK(aclrtStreamWaitEvent(s2, e)); /* (what the wait status reports) */
+  if (how == AOBS_QUERY_EVENT_STATUS || how == AOBS_QUERY_EVENT_WAIT_STATUS)
+    EXPECT(!acl_observe(how, e)); /* one "not ready" first */
+  gate_open();
+  for (int n = 0; !acl_observe(how, e); n++) {
+    EXPECT(n < 20000);
+    sleep_ms_(1);
+  }
+  OK(aclrtFree(blk));
+  OK(aclrtSynchronizeDevice());
+}
+SCENARIO(acl_free_after_query_event_status, CLEAN) {
+  acl_free_after(AOBS_QUERY_EVENT_STATUS);
+}
+SCENARIO(acl_free_after_query_event, CLEAN) { acl_free_after(AOBS_QUERY_EVENT); }
+SCENARIO(acl_free_after_query_event_wait_status, CLEAN) {
+  acl_free_after(AOBS_QUERY_EVENT_WAIT_STATUS);
+}
+SCENARIO(acl_free_after_stream_query, CLEAN) { acl_free_after(AOBS_STREAM_QUERY); }
+SCENARIO(acl_free_after_sync_stream, CLEAN) { acl_free_after(AOBS_SYNC_STREAM); }
+SCENARIO(acl_free_after_sync_stream_timeout, CLEAN) {
+  acl_free_after(AOBS_SYNC_STREAM_TIMEOUT);
+}
+SCENARIO(acl_free_after_sync_event, CLEAN) { acl_free_after(AOBS_SYNC_EVENT); }
+SCENARIO(acl_free_after_sync_event_timeout, CLEAN) {
+  acl_free_after(AOBS_SYNC_EVENT_TIMEOUT);
+}
+
+/* The layer's own look at the event (a default legacy event must have been
+ * recorded before a wait) is not the program observing it: the host's
+ * later fill is not ordered after the fill on s1, however long ago that
+ * completed (it would be hidden if the look ordered the host). */
+SCENARIO(acl_stream_wait_enqueue_orders_nothing, "unsynchronized host access") {
+  setup();
+  aclrtEvent e;
+  OK(aclrtCreateEvent(&e));
+  OK(aclrtMemsetAsync(dev, N, 4, N, s1));
+  OK(aclrtRecordEvent(e, s1));
+  sleep_ms_(50); /* complete by now: the race is one of order */
+  OK(aclrtStreamWaitEvent(s2, e));
+  OK(aclrtMemset(dev, N, 5, N));
+  OK(aclrtSynchronizeDevice());
+}

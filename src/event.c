@@ -350,7 +350,7 @@ static inline bool slot_is_clean(struct evrt__event *e) {
          !atomic_load_explicit(&e->ts, memory_order_relaxed) &&
          !atomic_load_explicit(&e->rec_thread, memory_order_relaxed) &&
          !e->nwrec && !e->wrec && !e->capwrec &&
-         !e->has_resource &&
+         !e->has_resource && !e->reset_hlow &&
          !atomic_load_explicit(&e->imported, memory_order_relaxed) &&
          !e->nr_waiters &&
          !atomic_load_explicit(&e->ipc, memory_order_relaxed);
@@ -487,6 +487,8 @@ destroy_slow(struct evrt__event *e, unsigned lk) {
   struct evrt__waitrec *wrec = e->wrec; /* end with the incarnation */
   e->wrec = NULL;
   e->nwrec = e->capwrec = 0;
+  e->reset_hlow = 0;
+  e->reset_seq = 0;
   atomic_store_explicit(&e->imported, false, memory_order_release);
   evrt__event_unlock(e);
   evrt__free(wrec); /* (not under the spin lock: free may trim) */
@@ -595,6 +597,7 @@ publish_locked(struct evrt__event *e, struct evrt__stream *s, int device,
   atomic_store_explicit(&e->ts, ts, memory_order_release);
   atomic_store_explicit(&e->rec_thread, evrt__thread_id(), memory_order_relaxed);
   e->nwrec = 0;
+  e->reset_hlow = 0; /* a queued reset of the last generation is void */
 }
 
 evrt_status_t evrt__event_publish(struct evrt__event *e, uint32_t ev_gen,
@@ -915,6 +918,14 @@ static void trace_skipped_wait(struct evrt__stream *s, struct evrt__event *e,
   evrt__trace_wait_resume(s->device, s->id, e->id, g->rec_no, t);
 }
 
+/* Under the event lock: a reset of e's latest generation is queued on s
+ * and has not run (a wait enqueued on s now runs after it). */
+static inline bool reset_queued_before(struct evrt__event *e,
+                                       struct evrt__stream *s) {
+  return e->reset_hlow && e->reset_hlow == s->hdr.hlow &&
+         evrt__done(s) < e->reset_seq;
+}
+
 static evrt_status_t stream_wait(evrt_stream_t sh, evrt_event_t eh,
                                  int64_t timeout_ns) {
   struct evrt__event *e = NULL;
@@ -956,7 +967,10 @@ static evrt_status_t stream_wait(evrt_stream_t sh, evrt_event_t eh,
       offlock_done(&ol, s);
       return evrt__capture_fork(s, e, ev_gen, g.target, g.rec_no);
     }
-    next_record = !g.src && (flags_of(e) & EVRT_EVENT_WAIT_NEXT_RECORD);
+    next_record = (flags_of(e) & EVRT_EVENT_WAIT_NEXT_RECORD) &&
+                  (!g.src || reset_queued_before(e, s));
+    if (next_record)
+      g.src = NULL; /* (bound when it runs, after the reset) */
     if (!g.src && !next_record) {
       /* Rule 2: a never-recorded (or reset) event is an empty dependency. */
       /* (No trace slice: the stream may be busy right now, and a slice
@@ -1174,12 +1188,15 @@ evrt_status_t evrt_event_reset(evrt_event_t eh, evrt_stream_t sh) {
     it->u.ev.ev_gen = evrt__obj_gen(&e->hdr);
     it->u.ev.rec_no = rec_no;
     it->u.ev.ev_id = atomic_load_explicit(&e->id, memory_order_relaxed);
-    if (EVRT_UNLIKELY(!evrt__stream_link_live(s, sh, it))) {
+    uint64_t seq = evrt__stream_link_live(s, sh, it);
+    if (EVRT_UNLIKELY(!seq)) {
       evrt__event_unlock(e);
       ol.it = it;
       offlock_done(&ol, s);
       return stream_gone(sh);
     }
+    e->reset_hlow = s->hdr.hlow;
+    e->reset_seq = seq;
     break;
   }
   evrt__event_unlock(e);

@@ -443,3 +443,42 @@ SCENARIO(acl_stream_wait_enqueue_orders_nothing, "unsynchronized host access") {
   OK(aclrtMemset(dev, N, 5, N));
   OK(aclrtSynchronizeDevice());
 }
+
+/* A legacy SYNC wait enqueued behind a queued reset of its event on the
+ * same stream waits for the next record (it runs after the reset): the
+ * download after it is ordered after the upload that the next record
+ * covers.  Was a data race: the wait bound to the earlier record. */
+SCENARIO(acl_wait_after_queued_reset_orders, CLEAN) {
+  setup();
+  aclrtEvent l;
+  OK(aclrtCreateEventWithFlag(&l, ACL_EVENT_SYNC));
+  OK(aclrtRecordEvent(l, s1));
+  OK(aclrtSynchronizeEvent(l));
+  OK(aclrtLaunchHostFunc(s2, gate_host_fn, NULL));
+  OK(aclrtResetEvent(l, s2));
+  OK(aclrtStreamWaitEvent(s2, l));
+  OK(aclrtMemcpyAsync(host2, N, dev, N, ACL_MEMCPY_DEVICE_TO_HOST, s2));
+  OK(aclrtMemcpyAsync(dev, N, host, N, ACL_MEMCPY_HOST_TO_DEVICE, s1));
+  OK(aclrtRecordEvent(l, s1));
+  gate_open();
+  OK(aclrtSynchronizeStream(s2));
+  EXPECT(((unsigned char *)host2)[3] == 1);
+}
+
+/* The other order: a wait enqueued before the reset passes on the record
+ * it found, which does not cover the later upload: a data race. */
+SCENARIO(acl_wait_before_reset_binds_earlier_record, "data race") {
+  setup();
+  aclrtEvent l;
+  OK(aclrtCreateEventWithFlag(&l, ACL_EVENT_SYNC));
+  OK(aclrtRecordEvent(l, s1));
+  OK(aclrtSynchronizeEvent(l));
+  OK(aclrtLaunchHostFunc(s2, gate_host_fn, NULL));
+  OK(aclrtStreamWaitEvent(s2, l));
+  OK(aclrtResetEvent(l, s2));
+  OK(aclrtMemcpyAsync(host2, N, dev, N, ACL_MEMCPY_DEVICE_TO_HOST, s2));
+  OK(aclrtMemcpyAsync(dev, N, host, N, ACL_MEMCPY_HOST_TO_DEVICE, s1));
+  OK(aclrtRecordEvent(l, s1));
+  gate_open();
+  OK(aclrtSynchronizeDevice());
+}

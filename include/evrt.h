@@ -808,6 +808,12 @@ EVRT_EXPORT evrt_status_t evrt_check_free(void *ptr, size_t bytes,
 EVRT_EXPORT evrt_status_t evrt_check_release(const void *sync);
 /* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_check_acquire(const void *sync);
+/* The synchronization object at sync is gone (its memory is about to be
+ * freed or reused): what its releases published is forgotten, so that a
+ * new object at the same address does not order its users after the old
+ * one's.  Call it once nobody will release or acquire the old object. */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_check_forget(const void *sync);
 /* Name the call site of the calling thread's next evrt calls in reports
  * (a language binding passes its own source position, "train.py:42 (step)";
  * at most 255 bytes kept), instead of the C stack; NULL goes back to the

@@ -42,10 +42,17 @@ struct evrt__event {
   uint32_t nwrec, capwrec;
   bool has_resource;
   atomic_bool imported; /* as flags */
+  /* A reset of the latest generation still queued (under the lock): the
+   * stream's hdr.hlow (0: none) and the reset item's seq.  A legacy wait
+   * (EVRT_EVENT_WAIT_NEXT_RECORD) enqueued behind it on that stream runs
+   * after it, so it waits for the next record (CANN's flag is read when
+   * the wait task runs).  A record clears it (it voids the reset). */
+  uint32_t reset_hlow;
   struct evrt__item *nr_waiters; /* legacy next-record waiters (lock) */
   /* interprocess shared state (src/ipc.h), NULL until first record/export */
   _Atomic(struct evrt__ipc_map *) ipc;
   atomic_uint_least64_t id; /* as flags */
+  uint64_t reset_seq; /* (see reset_hlow) */
 };
 
 struct evrt__waitrec {

@@ -350,7 +350,7 @@ static inline bool slot_is_clean(struct evrt__event *e) {
          !atomic_load_explicit(&e->ts, memory_order_relaxed) &&
          !atomic_load_explicit(&e->rec_thread, memory_order_relaxed) &&
          !e->nwrec && !e->wrec && !e->capwrec &&
-         !e->has_resource &&
+         !e->has_resource && !e->reset_hlow &&
          !atomic_load_explicit(&e->imported, memory_order_relaxed) &&
          !e->nr_waiters &&
          !atomic_load_explicit(&e->ipc, memory_order_relaxed);
@@ -487,6 +487,8 @@ destroy_slow(struct evrt__event *e, unsigned lk) {
   struct evrt__waitrec *wrec = e->wrec; /* end with the incarnation */
   e->wrec = NULL;
   e->nwrec = e->capwrec = 0;
+  e->reset_hlow = 0;
+  e->reset_seq = 0;
   atomic_store_explicit(&e->imported, false, memory_order_release);
   evrt__event_unlock(e);
   evrt__free(wrec); /* (not under the spin lock: free may trim) */
@@ -595,6 +597,7 @@ publish_locked(struct evrt__event *e, struct evrt__stream *s, int device,
   atomic_store_explicit(&e->ts, ts, memory_order_release);
   atomic_store_explicit(&e->rec_thread, evrt__thread_id(), memory_order_relaxed);
   e->nwrec = 0;
+  e->reset_hlow = 0; /* a queued reset of the last generation is void */
 }
 
 evrt_status_t evrt__event_publish(struct evrt__event *e, uint32_t ev_gen,
@@ -915,6 +918,14 @@ static void trace_skipped_wait(struct evrt__stream *s, struct evrt__event *e,
   evrt__trace_wait_resume(s->device, s->id, e->id, g->rec_no, t);
 }
 
+/* Under the event lock: a reset of e's latest generation is queued on s
+ * and has not run (a wait enqueued on s now runs after it). */
+static inline bool reset_queued_before(struct evrt__event *e,
+                                       struct evrt__stream *s) {
+  return e->reset_hlow && e->reset_hlow == s->hdr.hlow &&
+         evrt__done(s) < e->reset_seq;
+}
+
 static evrt_status_t stream_wait(evrt_stream_t sh, evrt_event_t eh,
                                  int64_t timeout_ns) {
   struct evrt__event *e = NULL;
@@ -956,7 +967,10 @@ static evrt_status_t stream_wait(evrt_stream_t sh, evrt_event_t eh,
       offlock_done(&ol, s);
       return evrt__capture_fork(s, e, ev_gen, g.target, g.rec_no);
     }
-    next_record = !g.src && (flags_of(e) & EVRT_EVENT_WAIT_NEXT_RECORD);
+    next_record = (flags_of(e) & EVRT_EVENT_WAIT_NEXT_RECORD) &&
+                  (!g.src || reset_queued_before(e, s));
+    if (next_record)
+      g.src = NULL; /* (bound when it runs, after the reset) */
     if (!g.src && !next_record) {
       /* Rule 2: a never-recorded (or reset) event is an empty dependency. */
       /* (No trace slice: the stream may be busy right now, and a slice
@@ -1174,12 +1188,15 @@ evrt_status_t evrt_event_reset(evrt_event_t eh, evrt_stream_t sh) {
     it->u.ev.ev_gen = evrt__obj_gen(&e->hdr);
     it->u.ev.rec_no = rec_no;
     it->u.ev.ev_id = atomic_load_explicit(&e->id, memory_order_relaxed);
-    if (EVRT_UNLIKELY(!evrt__stream_link_live(s, sh, it))) {
+    uint64_t seq = evrt__stream_link_live(s, sh, it);
+    if (EVRT_UNLIKELY(!seq)) {
       evrt__event_unlock(e);
       ol.it = it;
       offlock_done(&ol, s);
       return stream_gone(sh);
     }
+    e->reset_hlow = s->hdr.hlow;
+    e->reset_seq = seq;
     break;
   }
   evrt__event_unlock(e);
@@ -1187,6 +1204,11 @@ evrt_status_t evrt_event_reset(evrt_event_t eh, evrt_stream_t sh) {
   offlock_done(&ol, s);
   return EVRT_SUCCESS;
 }
+
+/* The waits one evrt_event_wait_status call can order its caller after
+ * (EVRT_CHECK; more still count for the answer: docs/check.md, "What is
+ * not tracked"). */
+#define WAIT_STATUS_SEEN 32
 
 evrt_status_t evrt_event_wait_status(evrt_event_t h) {
   struct evrt__event *e = NULL;
@@ -1207,11 +1229,24 @@ evrt_status_t evrt_event_wait_status(evrt_event_t h) {
     evrt__event_unlock(e);
     return evrt__capture_event_misuse(e, "asked for its wait status");
   }
+  /* EVRT_CHECK: the waits this call sees pass (copied before the prune
+   * drops them, observed after the unlock: stream slots are type-stable). */
+  struct evrt__waitrec seen[WAIT_STATUS_SEEN];
+  uint32_t nseen = 0;
+  if (EVRT_UNLIKELY(evrt__check_on))
+    for (uint32_t i = 0; i < e->nwrec && nseen < WAIT_STATUS_SEEN; i++)
+      seen[nseen++] = e->wrec[i];
   /* Any wait left after dropping the passed ones: a waiting stream has not
    * passed its wait yet. */
   uint32_t pending = wrec_prune(e);
   evrt__event_unlock(e);
-  return pending ? EVRT_NOT_READY : EVRT_SUCCESS;
+  if (pending)
+    return EVRT_NOT_READY;
+  /* Every wait passed: the caller is ordered after each waiting stream at
+   * its wait (which joined the generation it waited for). */
+  for (uint32_t i = 0; i < nseen; i++)
+    evrt__check_observe_stream(seen[i].s, seen[i].seq);
+  return EVRT_SUCCESS;
 }
 
 /* The sizes of evrt_event_info_t that callers may pass, one per version of
@@ -1279,6 +1314,10 @@ evrt_status_t evrt_event_get_info(evrt_event_t h, evrt_event_info_t *info) {
                 : gen_done(&g) ? EVRT_EVENT_STATE_COMPLETE
                                : EVRT_EVENT_STATE_PENDING;
   }
+  /* "complete" is an observation, as a query's (ACL's status queries ask
+   * this); pending or unrecorded orders nothing. */
+  if (EVRT_UNLIKELY(evrt__check_on) && out.state == EVRT_EVENT_STATE_COMPLETE)
+    evrt__check_observe_event(e);
   memcpy(info, &out, size);
   return EVRT_SUCCESS;
 }

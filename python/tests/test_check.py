@@ -116,6 +116,24 @@ evrt.check_access(buf, "r")
 """)
 
 
+@pytest.mark.parametrize("done", [
+    "e.query()", "a.query()", "e.synchronize() or True",
+    "a.synchronize() or True"])
+def test_each_way_of_learning_completion_orders_the_host(done):
+    # every "complete" answer orders the host after the work it covers
+    clean("""
+a = evrt.Stream()
+a.launch(hold)
+a.launch(write, buf)
+e = evrt.Event()
+e.record(a)
+gate.set()
+while not (%s):
+    time.sleep(0.001)
+evrt.check_access(buf, "rw")
+""" % done)
+
+
 def test_buffer_protocol_objects_and_disjoint_slices():
     clean("""
 a, b = evrt.Stream(), evrt.Stream()

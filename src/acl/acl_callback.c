@@ -106,6 +106,11 @@ static void sub_unref(struct acl__sub *s) {
 
 static void task_unref(struct task *t) {
   if (atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) == 1) {
+    /* EVRT_CHECK: the task's two synchronization objects die with it (its
+     * address may name another stream's task next; every release and
+     * acquire of these is done by now). */
+    evrt_check_forget(t);
+    evrt_check_forget(&t->done);
     sub_unref(t->sub);
     free(t);
   }
@@ -297,6 +302,13 @@ aclError aclrtUnSubscribeHostFunc(uint64_t hostFuncThreadId,
 static void deliver(void *arg) {
   struct task *t = arg;
   struct acl__report_queue *q = t->sub->q;
+  /* EVRT_CHECK: the callback runs after what the stream did before this
+   * task (in CANN it is a task of the stream), on a thread that learns of
+   * it through the queue: released here, in the stream's order, before the
+   * push; acquired by process() before it calls the callback.  The stream's
+   * later tasks learn the callback's end through the value write of
+   * `done` (evrt_value_write64 releases the word, the wait acquires it). */
+  evrt_check_release(t);
   pthread_mutex_lock(&q->m);
   bool active = t->sub->active;
   if (active) {
@@ -484,6 +496,7 @@ static aclError process(const char *fn, int kind, int32_t timeout) {
   /* No lock held: the callback may call ACL.  While a BLOCK one runs, its
    * stream is parked on it: this thread serves that wait, so waiting for
    * the stream from here is refused instead of deadlocking. */
+  evrt_check_acquire(t); /* (deliver released it: see there) */
   uint64_t wait_id = t->block ? task_wait_id(t) : TASK_NO_WAIT;
   bool serving = wait_id != TASK_NO_WAIT &&
                  evrt_thread_serve_begin(t->stream, wait_id) == EVRT_SUCCESS;

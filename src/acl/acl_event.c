@@ -32,6 +32,10 @@ struct meta {
   int rec_flag;     /* first record's flag, -1 before (sticky) */
   int wait_flag;    /* first wait's flag, -1 before (sticky) */
   int imported;     /* opened from an IPC handle */
+  bool recorded;    /* a record succeeded once.  The layer's own checks
+                     * read it instead of evrt_event_get_info, which under
+                     * EVRT_CHECK orders its caller after a complete event:
+                     * a check the program did not ask for must not. */
 };
 
 static struct acl__map *events;
@@ -107,7 +111,7 @@ static aclError create(const char *fn, aclrtEvent *event, uint32_t flag,
   struct meta *m = malloc(sizeof *m);
   if (!m)
     return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
-  *m = (struct meta){mode, flag, c->device, -1, -1, 0};
+  *m = (struct meta){mode, flag, c->device, -1, -1, 0, false};
   evrt_event_t e = NULL;
   evrt_status_t st = evrt_event_create(&e, nf);
   return adopt(fn, st, e, m, event);
@@ -220,6 +224,13 @@ static aclError record(const char *fn, aclrtEvent event, aclrtStream stream,
                                     flag == ACL_EVENT_RECORD_EXTERNAL
                                         ? EVRT_EVENT_RECORD_EXTERNAL
                                         : EVRT_EVENT_RECORD_DEFAULT);
+  if (st == EVRT_SUCCESS) {
+    pthread_mutex_lock(&acl__lock);
+    struct meta *mm = acl__map_get(&events, id);
+    if (mm)
+      mm->recorded = true;
+    pthread_mutex_unlock(&acl__lock);
+  }
   return acl__st(st, fn);
 }
 
@@ -267,11 +278,7 @@ static aclError stream_wait(const char *fn, aclrtStream stream,
   if (m.mode == LEGACY && !(m.flags & ACL_EVENT_SYNC) && !m.imported) {
     /* A default legacy event must have been recorded once; after a reset
      * its wait is for the next record (EVRT_EVENT_WAIT_NEXT_RECORD). */
-    evrt_event_info_t info = {.struct_size = sizeof info};
-    evrt_status_t st = evrt_event_get_info((evrt_event_t)event, &info);
-    if (st)
-      return acl__st(st, fn);
-    if (info.record_count == 0)
+    if (!m.recorded)
       return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
                             "the event has not been recorded: call "
                             "aclrtRecordEvent first");
@@ -391,7 +398,10 @@ aclError aclrtQueryEventStatus(aclrtEvent event,
                         : EVRT_SUCCESS;
   if (q == EVRT_ERROR_CAPTURE_EVENT)
     return acl__st(q, fn);
+  /* (a query that found the pending generation complete since is an
+   * answer too: evrt ordered the caller after it, so it must say so) */
   bool done = i.state == EVRT_EVENT_STATE_COMPLETE ||
+              (i.state == EVRT_EVENT_STATE_PENDING && q == EVRT_SUCCESS) ||
               (i.state == EVRT_EVENT_STATE_UNRECORDED && m.mode == NEW_MODE);
   *status = done ? ACL_EVENT_RECORDED_STATUS_COMPLETE
                  : ACL_EVENT_RECORDED_STATUS_NOT_READY;
@@ -461,9 +471,9 @@ static aclError timing_checks(const char *fn, aclrtEvent event) {
 static aclError timing_status(const char *fn, evrt_status_t st,
                               aclrtEvent a, aclrtEvent b) {
   if (st == EVRT_ERROR_TIMING_DISABLED) {
-    evrt_event_info_t i = {.struct_size = sizeof i};
-    if ((!evrt_event_get_info((evrt_event_t)a, &i) && !i.record_count) ||
-        (b && !evrt_event_get_info((evrt_event_t)b, &i) && !i.record_count))
+    struct meta m;
+    if ((!lookup(fn, a, &m, NULL) && !m.recorded) ||
+        (b && !lookup(fn, b, &m, NULL) && !m.recorded))
       st = EVRT_ERROR_NOT_RECORDED;
   }
   return acl__st(st, fn);
@@ -560,7 +570,7 @@ aclError aclrtIpcOpenEventHandle(aclrtIpcEventHandle handle, aclrtEvent *event) 
   struct meta *m = malloc(sizeof *m);
   if (!m)
     return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
-  *m = (struct meta){NEW_MODE, ACL_EVENT_IPC, c->device, -1, -1, 1};
+  *m = (struct meta){NEW_MODE, ACL_EVENT_IPC, c->device, -1, -1, 1, false};
   evrt_event_t e = NULL;
   evrt_status_t st = evrt_event_ipc_open(&e, &h);
   return adopt(fn, st, e, m, event);

@@ -27,7 +27,7 @@ static evrt_status_t range_ok(const char *fn, const void *ptr, size_t bytes) {
   return EVRT_SUCCESS;
 }
 
-static void annotate(const void *ptr, size_t bytes, int kind) {
+static void annotate(const void *ptr, size_t bytes, int kind, bool rw) {
   struct evrt__acc *a = evrt__acc_new();
   cvc_t *vc = NULL;
   if (!a || !evrt__check_ctx_access(a, &vc)) {
@@ -36,6 +36,7 @@ static void annotate(const void *ptr, size_t bytes, int kind) {
     return;
   }
   a->kind = (uint8_t)kind;
+  a->rw = rw;
   a->lo = (uintptr_t)ptr;
   a->hi = (uintptr_t)ptr + bytes;
   if (kind == ACC_ALLOC)
@@ -60,12 +61,13 @@ evrt_status_t evrt_check_access(const void *ptr, size_t bytes, unsigned mode) {
     return st;
   if (!evrt__check_on || !bytes)
     return EVRT_SUCCESS;
-  /* A read-modify-write is a write (it conflicts with what a write does);
-   * the read is checked first so a write/read conflict names the read. */
-  if (mode & EVRT_CHECK_READ)
-    annotate(ptr, bytes, ACC_READ);
-  if (mode & EVRT_CHECK_WRITE)
-    annotate(ptr, bytes, ACC_WRITE);
+  /* A read-modify-write is one access, a write that also reads (it
+   * conflicts with whatever a write conflicts with): one finding per
+   * conflict, not one for its read and one for its write. */
+  if (mode == EVRT_CHECK_READ)
+    annotate(ptr, bytes, ACC_READ, false);
+  else
+    annotate(ptr, bytes, ACC_WRITE, mode & EVRT_CHECK_READ);
   return EVRT_SUCCESS;
 }
 
@@ -74,7 +76,7 @@ evrt_status_t evrt_check_alloc(const void *ptr, size_t bytes) {
   if (st || (st = range_ok("evrt_check_alloc", ptr, bytes)))
     return st;
   if (evrt__check_on && bytes)
-    annotate(ptr, bytes, ACC_ALLOC);
+    annotate(ptr, bytes, ACC_ALLOC, false);
   return EVRT_SUCCESS;
 }
 
@@ -111,6 +113,18 @@ evrt_status_t evrt_check_acquire(const void *sync) {
   return EVRT_SUCCESS;
 }
 
+evrt_status_t evrt_check_forget(const void *sync) {
+  evrt_status_t st = evrt__ready();
+  if (st)
+    return st;
+  if (!sync)
+    return evrt__fail(EVRT_ERROR_INVALID_VALUE, "evrt_check_forget: sync "
+                      "is NULL");
+  if (evrt__check_on)
+    evrt__check_forget(sync);
+  return EVRT_SUCCESS;
+}
+
 /* ----------------------------------------------------------- quarantine */
 
 struct qblock {
@@ -135,7 +149,7 @@ evrt_status_t evrt_check_free(void *ptr, size_t bytes,
       release(ptr);
     return EVRT_SUCCESS;
   }
-  annotate(ptr, bytes, ACC_FREE);
+  annotate(ptr, bytes, ACC_FREE, false);
   if (!release)
     return EVRT_SUCCESS;
   struct qblock *b = malloc(sizeof *b);

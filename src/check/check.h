@@ -108,6 +108,8 @@ evrt_status_t evrt__check_ipc_observed(struct evrt__event *e, evrt_status_t st);
  * acquires it when it passes). */
 void evrt__check_release(const void *key);
 void evrt__check_acquire(const void *key);
+/* evrt_check_forget: drop key's clock (its object is gone). */
+void evrt__check_forget(const void *key);
 /* wait.c: a host thread about to block until s->done_seq >= target: waits
  * in slices and returns EVRT_ERROR_DEADLOCK if the streams it waits for
  * are in a cycle of waits (deadlock.c). */

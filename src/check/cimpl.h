@@ -154,6 +154,7 @@ struct evrt__acc {
   uint32_t actor;
   uint64_t clock;
   uint8_t kind; /* ACC_* */
+  bool rw;      /* an ACC_WRITE that also reads (one annotation of both) */
   uint8_t op;   /* EVRT__ITEM_* of the item, or OP_HOST */
   const char *role; /* "source", "destination", NULL */
   uintptr_t lo, hi;

@@ -238,6 +238,18 @@ void evrt__check_acquire(const void *key) {
     sync_acquire(NULL, t, key);
 }
 
+void evrt__check_forget(const void *key) {
+  pthread_mutex_lock(&sync_lock);
+  struct csync **p = sync_slot(key), *dead = *p;
+  if (dead)
+    *p = dead->next;
+  pthread_mutex_unlock(&sync_lock);
+  if (dead) {
+    evrt__cvc_unref(dead->vc);
+    free(dead);
+  }
+}
+
 /* ---------------------------------------------------------- generations */
 
 void evrt__cgen_unref(struct evrt__cgen *g) {

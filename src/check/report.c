@@ -110,7 +110,7 @@ static const char *acc_verb(const struct evrt__acc *a) {
   case ACC_READ:
     return "read";
   case ACC_WRITE:
-    return "write";
+    return a->rw ? "read and write" : "write";
   case ACC_ALLOC:
     return "allocation";
   default:
@@ -313,7 +313,7 @@ static void print_big(void (*fn)(FILE *, const struct finding *),
 
 static bool same(const struct evrt__acc *a, const struct evrt__acc *b) {
   return a->site == b->site && a->site2 == b->site2 && a->op == b->op &&
-         a->kind == b->kind;
+         a->kind == b->kind && a->rw == b->rw;
 }
 
 static bool grow(void) {
@@ -334,7 +334,11 @@ void evrt__report_pair(int kind, struct evrt__acc *now,
   pthread_mutex_lock(&report_lock);
   for (size_t i = 0; i < nfind; i++) {
     struct finding *x = &findings[i];
-    if (x->kind == kind && x->now && same(x->now, now) && same(x->then, then)) {
+    /* The pair, in either order: which of two racing accesses reached the
+     * checker first is timing, the finding is not. */
+    if (x->kind == kind && x->now &&
+        ((same(x->now, now) && same(x->then, then)) ||
+         (same(x->now, then) && same(x->then, now)))) {
       x->count++;
       pthread_mutex_unlock(&report_lock);
       return;

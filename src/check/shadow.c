@@ -38,7 +38,12 @@ struct iv {
   uint32_t prio;
   struct iv *l, *r;
   struct evrt__acc *w; /* last write, ALLOC or FREE marker; NULL: none */
-  struct evrt__acc **rd; /* reads since w, at most one per actor */
+  /* Freed (w is a FREE): the block's last life as the free found it, its
+   * last write (pw) and the reads since (rd), so that an access that comes
+   * after the free is checked against them as it would have been before it
+   * (the findings do not depend on which came first: determinism). */
+  struct evrt__acc *pw;
+  struct evrt__acc **rd; /* reads since w (pw if freed), one per actor */
   uint32_t nr, cap;
 };
 
@@ -86,6 +91,8 @@ static struct iv *iv_new(uintptr_t lo, uintptr_t hi) {
 static void iv_clear(struct iv *n) {
   evrt__acc_unref(n->w);
   n->w = NULL;
+  evrt__acc_unref(n->pw);
+  n->pw = NULL;
   for (uint32_t i = 0; i < n->nr; i++)
     evrt__acc_unref(n->rd[i]);
   n->nr = 0;
@@ -98,12 +105,13 @@ static void iv_free(struct iv *n) {
   n_iv--;
 }
 
-/* The same state: the same write and the same reads (pointers; add_read
+/* The same state: the same write (and, freed, the same last write before
+ * the free) and the same reads (pointers; add_read
  * keeps at most one per actor, in the order they came, so two intervals
  * that saw the same accesses list them alike, and a permutation is only a
  * missed merge). */
 static bool same_state(const struct iv *x, const struct iv *y) {
-  if (x->w != y->w || x->nr != y->nr)
+  if (x->w != y->w || x->pw != y->pw || x->nr != y->nr)
     return false;
   for (uint32_t i = 0; i < x->nr; i++)
     if (x->rd[i] != y->rd[i])
@@ -145,6 +153,8 @@ static struct iv *iv_cut_copy(const struct iv *n, uintptr_t lo, uintptr_t hi) {
     return NULL;
   if (n->w)
     m->w = evrt__acc_ref(n->w);
+  if (n->pw)
+    m->pw = evrt__acc_ref(n->pw);
   if (n->nr) {
     m->rd = malloc(n->nr * sizeof *m->rd);
     if (!m->rd) {
@@ -304,11 +314,15 @@ static int race_kind(const struct evrt__acc *a, const struct evrt__acc *b) {
 static void check_iv(const struct iv *n, struct evrt__acc *now,
                      const cvc_t *vc, struct found_list *fl) {
   struct evrt__acc *w = n->w;
+  if (w && w->kind == ACC_FREE) {
+    if (now->kind == ACC_FREE)
+      return; /* (freed again: its first free was checked) */
+    note(fl, FIND_UAF, w);
+    /* and the races it would have met before the free */
+    w = n->pw;
+  }
   if (w) {
-    if (w->kind == ACC_FREE) {
-      if (now->kind != ACC_FREE)
-        note(fl, FIND_UAF, w);
-    } else if (!ordered(w, now, vc)) {
+    if (!ordered(w, now, vc)) {
       if (w->kind == ACC_ALLOC)
         note(fl, FIND_UAF, w);
       else if (now->kind == ACC_FREE)
@@ -355,6 +369,21 @@ static void run_close(struct run *o, struct iv **c) {
     o->last->hi = q->hi;
     iv_free(qt);
   }
+}
+
+/* A freed interval [lo, hi) holding what n held (n: NULL for a gap, or not
+ * freed yet) under the free marker f. */
+static struct iv *freed_copy(const struct iv *n, uintptr_t lo, uintptr_t hi,
+                             struct evrt__acc *f) {
+  struct iv *m = n ? iv_cut_copy(n, lo, hi) : iv_new(lo, hi);
+  if (!m)
+    return NULL;
+  if (m->w && m->w->kind != ACC_ALLOC)
+    m->pw = m->w; /* (its reference moves) */
+  else
+    evrt__acc_unref(m->w);
+  m->w = evrt__acc_ref(f);
+  return m;
 }
 
 void evrt__shadow_access(struct evrt__acc *now, const cvc_t *vc) {
@@ -488,15 +517,35 @@ void evrt__shadow_free(struct evrt__acc *now, const cvc_t *vc) {
   }
   struct vec x = {0};
   if (flatten(m, &x)) {
-    for (size_t i = 0; i < x.n; i++) {
-      check_iv(x.v[i], now, vc, &fl);
-      iv_free(x.v[i]);
+    /* Each interval (and each gap) becomes freed, keeping what it held;
+     * one already freed stays as it is. */
+    struct iv *out = NULL;
+    uintptr_t at = now->lo;
+    for (size_t i = 0; i <= x.n; i++) {
+      struct iv *n = i < x.n ? x.v[i] : NULL;
+      uintptr_t next = n ? n->lo : now->hi;
+      if (next > at) {
+        struct iv *g = freed_copy(NULL, at, next, now);
+        if (g)
+          out = merge(out, g);
+        else
+          ok = false;
+      }
+      if (!n)
+        break;
+      check_iv(n, now, vc, &fl);
+      at = n->hi; /* (n may be freed below) */
+      struct iv *f = freed(n) ? NULL : freed_copy(n, n->lo, n->hi, now);
+      if (f || freed(n)) {
+        out = merge(out, f ? f : n);
+        if (f)
+          iv_free(n);
+      } else {
+        ok = false;
+        out = merge(out, n); /* (no memory: left as it was) */
+      }
     }
-    m = iv_new(now->lo, now->hi);
-    if (m)
-      m->w = evrt__acc_ref(now);
-    else
-      ok = false;
+    m = out;
   } else {
     ok = false; /* m is whole: left unchecked */
   }

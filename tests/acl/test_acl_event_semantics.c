@@ -258,6 +258,45 @@ TEST(reset_is_async_stream_task) {
   ASSERT_OK(aclrtDestroyStream(s));
 }
 
+/* A legacy SYNC event is a flag its wait task reads when it runs (the
+ * reference, section 5; CANN's aclrtResetEvent and aclrtStreamWaitEvent
+ * pages): a wait enqueued behind a reset of the event on the same stream,
+ * while the reset is still queued, runs after it and waits for the next
+ * record (it bound to the earlier, completed record and passed before); a
+ * wait enqueued before the reset passes on the record it found. */
+TEST(wait_after_queued_reset_waits_for_next_record) {
+  aclrtStream prod, w;
+  aclrtEvent e;
+  gate_t g1, g2;
+  gate_init(&g1);
+  gate_init(&g2);
+  ASSERT_OK(aclrtCreateStream(&prod));
+  ASSERT_OK(aclrtCreateStream(&w));
+  ASSERT_OK(aclrtCreateEventWithFlag(&e, ACL_EVENT_SYNC));
+  ASSERT_OK(aclrtRecordEvent(e, prod));
+  ASSERT_OK(aclrtSynchronizeEvent(e));
+  /* reset, then wait: the wait needs the next record */
+  ASSERT_OK(gate_on(w, &g1));
+  ASSERT_OK(aclrtResetEvent(e, w));
+  ASSERT_OK(aclrtStreamWaitEvent(w, e));
+  gate_open(&g1);
+  ASSERT_ACL(aclrtSynchronizeStreamWithTimeout(w, 50),
+             ACL_ERROR_RT_STREAM_SYNC_TIMEOUT);
+  ASSERT_OK(aclrtRecordEvent(e, prod));
+  ASSERT_OK(aclrtSynchronizeStreamWithTimeout(w, 10000));
+  /* wait, then reset: the wait passes on the completed record */
+  ASSERT_OK(aclrtSynchronizeEvent(e));
+  ASSERT_OK(gate_on(w, &g2));
+  ASSERT_OK(aclrtStreamWaitEvent(w, e));
+  ASSERT_OK(aclrtResetEvent(e, w));
+  gate_open(&g2);
+  ASSERT_OK(aclrtSynchronizeStreamWithTimeout(w, 10000));
+  ASSERT_EQ(rstatus(e), ACL_EVENT_RECORDED_STATUS_NOT_READY); /* reset ran */
+  ASSERT_OK(aclrtDestroyEvent(e));
+  ASSERT_OK(aclrtDestroyStream(prod));
+  ASSERT_OK(aclrtDestroyStream(w));
+}
+
 /* Flag validity (reference section 2.1). */
 TEST(creation_flag_rules) {
   aclrtEvent e;

@@ -260,3 +260,225 @@ SCENARIO(acl_legacy_wait_orders, CLEAN) {
   OK(aclrtSynchronizeStream(s2));
   EXPECT(((unsigned char *)host2)[9] == 1);
 }
+
+/* ------------------------------------- callbacks on a subscribed thread */
+
+/* A thread that serves the callbacks of the streams it is subscribed to
+ * (aclrtSubscribeHostFunc / aclrtSubscribeReport), as CANN's callback
+ * samples do: it loops on aclrtProcessHostFunc or aclrtProcessReport. */
+static atomic_int cb_stop;
+static int cb_report; /* 1: aclrtProcessReport, 0: aclrtProcessHostFunc */
+static void *cb_thread(void *p) {
+  (void)p;
+  OK(aclrtSetDevice(0));
+  while (!atomic_load(&cb_stop))
+    (void)(cb_report ? aclrtProcessReport(20) : aclrtProcessHostFunc(20));
+  return NULL;
+}
+
+/* The callback reads and writes the word the upload before it wrote (as
+ * host code: synchronous copies on the subscribed thread). */
+static uint32_t cb_word;
+static void cb_touch(void *p) {
+  (void)p;
+  OK(aclrtMemcpy(&cb_word, 4, dev, 4, ACL_MEMCPY_DEVICE_TO_HOST));
+  cb_word += 1;
+  OK(aclrtMemcpy(dev, 4, &cb_word, 4, ACL_MEMCPY_HOST_TO_DEVICE));
+}
+
+/* Upload, then the callback on the same stream, then (racy) a fill of the
+ * same word on another stream that nothing orders after the callback. */
+static void subscribed_callback(int report, bool racy) {
+  setup();
+  pthread_t t;
+  cb_report = report;
+  EXPECT(pthread_create(&t, NULL, cb_thread, NULL) == 0);
+  if (report)
+    OK(aclrtSubscribeReport((uint64_t)t, s1));
+  else
+    OK(aclrtSubscribeHostFunc((uint64_t)t, s1));
+  OK(aclrtMemcpyAsync(dev, N, host, N, ACL_MEMCPY_HOST_TO_DEVICE, s1));
+  aclrtEvent up;
+  OK(aclrtCreateEventWithFlag(&up, ACL_EVENT_SYNC));
+  OK(aclrtRecordEvent(up, s1)); /* the fill below is after the upload */
+  if (report)
+    OK(aclrtLaunchCallback(cb_touch, NULL, ACL_CALLBACK_BLOCK, s1));
+  else
+    OK(aclrtLaunchHostFunc(s1, cb_touch, NULL));
+  if (racy) {
+    OK(aclrtStreamWaitEvent(s2, up));
+    OK(aclrtMemsetAsync(dev, N, 7, 4, s2));
+  }
+  OK(aclrtSynchronizeStream(s1));
+  OK(aclrtSynchronizeStream(s2));
+  if (report)
+    OK(aclrtUnSubscribeReport((uint64_t)t, s1));
+  else
+    OK(aclrtUnSubscribeHostFunc((uint64_t)t, s1));
+  atomic_store(&cb_stop, 1);
+  pthread_join(t, NULL);
+  /* the stream waited for the callback: the host sees its write */
+  uint32_t w = 0;
+  OK(aclrtMemcpy(&w, 4, dev, 4, ACL_MEMCPY_DEVICE_TO_HOST));
+  if (!racy)
+    EXPECT(w == 0x01010102u);
+}
+
+/* Was reported as a data race: the subscribed thread's callback was not
+ * ordered after the upload before it on its stream (issue 24). */
+SCENARIO(acl_subscribed_host_func_orders, CLEAN) { subscribed_callback(0, false); }
+SCENARIO(acl_subscribed_callback_orders, CLEAN) { subscribed_callback(1, false); }
+/* The callback and a fill on another stream that waits for nothing. */
+SCENARIO(acl_subscribed_host_func_races, "unsynchronized host access") {
+  subscribed_callback(0, true);
+}
+SCENARIO(acl_subscribed_callback_races, "unsynchronized host access") {
+  subscribed_callback(1, true);
+}
+
+/* ------------------------------------ every way of observing completion */
+
+/* A fill on s1 (held by a gate) writes a block; the host polls one of
+ * ACL's ways of learning it is complete until it says so, then frees the
+ * block: clean.  (aclrtQueryEventStatus, aclrtQueryEvent and
+ * aclrtQueryEventWaitStatus were reported as use after free, issue 24:
+ * their last "complete" came from a call that ordered nothing.) */
+enum {
+  AOBS_QUERY_EVENT_STATUS,
+  AOBS_QUERY_EVENT,
+  AOBS_QUERY_EVENT_WAIT_STATUS,
+  AOBS_STREAM_QUERY,
+  AOBS_SYNC_STREAM,
+  AOBS_SYNC_STREAM_TIMEOUT,
+  AOBS_SYNC_EVENT,
+  AOBS_SYNC_EVENT_TIMEOUT,
+};
+static int acl_observe(int how, aclrtEvent e) {
+  aclrtEventRecordedStatus rs;
+  aclrtEventStatus es;
+  aclrtEventWaitStatus ws;
+  aclrtStreamStatus ss;
+  aclError r;
+  switch (how) {
+  case AOBS_QUERY_EVENT_STATUS:
+    OK(aclrtQueryEventStatus(e, &rs));
+    return rs == ACL_EVENT_RECORDED_STATUS_COMPLETE;
+  case AOBS_QUERY_EVENT: /* (deprecated, still offered) */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    OK(aclrtQueryEvent(e, &es));
+#pragma GCC diagnostic pop
+    return es == ACL_EVENT_STATUS_COMPLETE;
+  case AOBS_QUERY_EVENT_WAIT_STATUS:
+    OK(aclrtQueryEventWaitStatus(e, &ws));
+    return ws == ACL_EVENT_WAIT_STATUS_COMPLETE;
+  case AOBS_STREAM_QUERY:
+    OK(aclrtStreamQuery(s1, &ss));
+    return ss == ACL_STREAM_STATUS_COMPLETE;
+  case AOBS_SYNC_STREAM:
+    OK(aclrtSynchronizeStream(s1));
+    return 1;
+  case AOBS_SYNC_STREAM_TIMEOUT:
+    r = aclrtSynchronizeStreamWithTimeout(s1, 1);
+    EXPECT(r == ACL_SUCCESS || r == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT);
+    return r == ACL_SUCCESS;
+  case AOBS_SYNC_EVENT:
+    OK(aclrtSynchronizeEvent(e));
+    return 1;
+  default:
+    r = aclrtSynchronizeEventWithTimeout(e, 1);
+    EXPECT(r == ACL_SUCCESS || r == ACL_ERROR_RT_EVENT_SYNC_TIMEOUT);
+    return r == ACL_SUCCESS;
+  }
+}
+static void acl_free_after(int how) {
+  setup();
+  void *blk = NULL;
+  OK(aclrtMalloc(&blk, N, ACL_MEM_MALLOC_HUGE_FIRST));
+  aclrtEvent e;
+  OK(aclrtCreateEventWithFlag(&e, ACL_EVENT_SYNC));
+  OK(aclrtLaunchHostFunc(s1, gate_host_fn, NULL));
+  OK(aclrtMemsetAsync(blk, N, 4, N, s1));
+  OK(aclrtRecordEvent(e, s1));
+  OK(aclrtStreamWaitEvent(s2, e)); /* (what the wait status reports) */
+  if (how == AOBS_QUERY_EVENT_STATUS || how == AOBS_QUERY_EVENT_WAIT_STATUS)
+    EXPECT(!acl_observe(how, e)); /* one "not ready" first */
+  gate_open();
+  for (int n = 0; !acl_observe(how, e); n++) {
+    EXPECT(n < 20000);
+    sleep_ms_(1);
+  }
+  OK(aclrtFree(blk));
+  OK(aclrtSynchronizeDevice());
+}
+SCENARIO(acl_free_after_query_event_status, CLEAN) {
+  acl_free_after(AOBS_QUERY_EVENT_STATUS);
+}
+SCENARIO(acl_free_after_query_event, CLEAN) { acl_free_after(AOBS_QUERY_EVENT); }
+SCENARIO(acl_free_after_query_event_wait_status, CLEAN) {
+  acl_free_after(AOBS_QUERY_EVENT_WAIT_STATUS);
+}
+SCENARIO(acl_free_after_stream_query, CLEAN) { acl_free_after(AOBS_STREAM_QUERY); }
+SCENARIO(acl_free_after_sync_stream, CLEAN) { acl_free_after(AOBS_SYNC_STREAM); }
+SCENARIO(acl_free_after_sync_stream_timeout, CLEAN) {
+  acl_free_after(AOBS_SYNC_STREAM_TIMEOUT);
+}
+SCENARIO(acl_free_after_sync_event, CLEAN) { acl_free_after(AOBS_SYNC_EVENT); }
+SCENARIO(acl_free_after_sync_event_timeout, CLEAN) {
+  acl_free_after(AOBS_SYNC_EVENT_TIMEOUT);
+}
+
+/* The layer's own look at the event (a default legacy event must have been
+ * recorded before a wait) is not the program observing it: the host's
+ * later fill is not ordered after the fill on s1, however long ago that
+ * completed (it would be hidden if the look ordered the host). */
+SCENARIO(acl_stream_wait_enqueue_orders_nothing, "unsynchronized host access") {
+  setup();
+  aclrtEvent e;
+  OK(aclrtCreateEvent(&e));
+  OK(aclrtMemsetAsync(dev, N, 4, N, s1));
+  OK(aclrtRecordEvent(e, s1));
+  sleep_ms_(50); /* complete by now: the race is one of order */
+  OK(aclrtStreamWaitEvent(s2, e));
+  OK(aclrtMemset(dev, N, 5, N));
+  OK(aclrtSynchronizeDevice());
+}
+
+/* A legacy SYNC wait enqueued behind a queued reset of its event on the
+ * same stream waits for the next record (it runs after the reset): the
+ * download after it is ordered after the upload that the next record
+ * covers.  Was a data race: the wait bound to the earlier record. */
+SCENARIO(acl_wait_after_queued_reset_orders, CLEAN) {
+  setup();
+  aclrtEvent l;
+  OK(aclrtCreateEventWithFlag(&l, ACL_EVENT_SYNC));
+  OK(aclrtRecordEvent(l, s1));
+  OK(aclrtSynchronizeEvent(l));
+  OK(aclrtLaunchHostFunc(s2, gate_host_fn, NULL));
+  OK(aclrtResetEvent(l, s2));
+  OK(aclrtStreamWaitEvent(s2, l));
+  OK(aclrtMemcpyAsync(host2, N, dev, N, ACL_MEMCPY_DEVICE_TO_HOST, s2));
+  OK(aclrtMemcpyAsync(dev, N, host, N, ACL_MEMCPY_HOST_TO_DEVICE, s1));
+  OK(aclrtRecordEvent(l, s1));
+  gate_open();
+  OK(aclrtSynchronizeStream(s2));
+  EXPECT(((unsigned char *)host2)[3] == 1);
+}
+
+/* The other order: a wait enqueued before the reset passes on the record
+ * it found, which does not cover the later upload: a data race. */
+SCENARIO(acl_wait_before_reset_binds_earlier_record, "data race") {
+  setup();
+  aclrtEvent l;
+  OK(aclrtCreateEventWithFlag(&l, ACL_EVENT_SYNC));
+  OK(aclrtRecordEvent(l, s1));
+  OK(aclrtSynchronizeEvent(l));
+  OK(aclrtLaunchHostFunc(s2, gate_host_fn, NULL));
+  OK(aclrtStreamWaitEvent(s2, l));
+  OK(aclrtResetEvent(l, s2));
+  OK(aclrtMemcpyAsync(host2, N, dev, N, ACL_MEMCPY_DEVICE_TO_HOST, s2));
+  OK(aclrtMemcpyAsync(dev, N, host, N, ACL_MEMCPY_HOST_TO_DEVICE, s1));
+  OK(aclrtRecordEvent(l, s1));
+  gate_open();
+  OK(aclrtSynchronizeDevice());
+}

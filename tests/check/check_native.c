@@ -586,3 +586,158 @@ SCENARIO(same_stream_in_order, CLEAN) {
   OK(evrt_memset_async(a, buf, 2, sizeof buf));
   OK(evrt_stream_synchronize(a));
 }
+
+/* ------------------------------------------- host-level synchronization */
+
+/* The main thread writes buf and releases `key`; another thread (which the
+ * checker sees created by nothing) acquires it and writes buf too.  With
+ * forget, the key was dropped between the two (its object's memory was
+ * reused): the acquire learns nothing and the writes race. */
+static int key_;
+static void *acquire_and_write(void *p) {
+  (void)p;
+  OK(evrt_check_acquire(&key_));
+  OK(evrt_check_access(buf, 64, EVRT_CHECK_WRITE));
+  return NULL;
+}
+static void release_then_other_thread(bool forget) {
+  OK(evrt_check_access(buf, 64, EVRT_CHECK_WRITE));
+  OK(evrt_check_release(&key_));
+  if (forget)
+    OK(evrt_check_forget(&key_));
+  EXPECT(evrt_check_forget(NULL) == EVRT_ERROR_INVALID_VALUE);
+  pthread_t t;
+  EXPECT(pthread_create(&t, NULL, acquire_and_write, NULL) == 0);
+  pthread_join(t, NULL);
+}
+SCENARIO(sync_release_acquire_orders, CLEAN) { release_then_other_thread(false); }
+SCENARIO(sync_forgotten_orders_nothing, "data race") {
+  release_then_other_thread(true);
+}
+
+/* ------------------------------------ every way of observing completion */
+
+/* Work on stream a writes a tracked block, held by a gate; the host polls
+ * one of the ways of learning it is complete, then frees the block.  Each
+ * "complete" answer orders the host after the work (clean); a free after a
+ * "not ready" answer is a use after free.  (info, wait status: were
+ * reported as use after free, issue 24.) */
+enum {
+  OBS_EVENT_QUERY,
+  OBS_EVENT_INFO,
+  OBS_EVENT_SYNC,
+  OBS_EVENT_SYNC_TIMEOUT,
+  OBS_WAIT_STATUS,
+  OBS_STREAM_QUERY,
+  OBS_STREAM_SYNC,
+  OBS_STREAM_SYNC_TIMEOUT,
+};
+/* 1: complete, 0: not yet. */
+static int observe(int how, evrt_stream_t a, evrt_event_t e) {
+  evrt_event_info_t i = {.struct_size = sizeof i};
+  evrt_status_t st;
+  switch (how) {
+  case OBS_EVENT_QUERY:
+    st = evrt_event_query(e);
+    break;
+  case OBS_EVENT_INFO:
+    OK(evrt_event_get_info(e, &i));
+    return i.state == EVRT_EVENT_STATE_COMPLETE;
+  case OBS_EVENT_SYNC:
+    st = evrt_event_synchronize(e);
+    break;
+  case OBS_EVENT_SYNC_TIMEOUT:
+    st = evrt_event_synchronize_timeout(e, 1000000);
+    break;
+  case OBS_WAIT_STATUS:
+    st = evrt_event_wait_status(e);
+    break;
+  case OBS_STREAM_QUERY:
+    st = evrt_stream_query(a);
+    break;
+  case OBS_STREAM_SYNC:
+    st = evrt_stream_synchronize(a);
+    break;
+  default:
+    st = evrt_stream_synchronize_timeout(a, 1000000);
+    break;
+  }
+  EXPECT(st == EVRT_SUCCESS || st == EVRT_NOT_READY ||
+         st == EVRT_ERROR_TIMEOUT);
+  return st == EVRT_SUCCESS;
+}
+static void free_after(int how, bool until_complete) {
+  enum { BLK = 4096 };
+  evrt_stream_t a = stream(), b = stream();
+  evrt_event_t e = event(0);
+  char *blk = malloc(BLK);
+  EXPECT(blk != NULL);
+  OK(evrt_check_alloc(blk, BLK));
+  OK(evrt_launch_host_func(a, gate_fn, NULL));
+  OK(evrt_memset_async(a, blk, 4, BLK));
+  OK(evrt_event_record(e, a));
+  OK(evrt_stream_wait_event(b, e)); /* (what the wait status reports) */
+  if (until_complete) {
+    gate_open();
+    for (int n = 0; !observe(how, a, e); n++) {
+      EXPECT(n < 20000);
+      sleep_ms_(1);
+    }
+  } else {
+    EXPECT(!observe(how, a, e)); /* the gate holds the work */
+  }
+  OK(evrt_check_free(blk, BLK, free));
+  gate_open();
+  OK(evrt_device_synchronize(0));
+}
+SCENARIO(free_after_event_query, CLEAN) { free_after(OBS_EVENT_QUERY, true); }
+SCENARIO(free_after_event_info, CLEAN) { free_after(OBS_EVENT_INFO, true); }
+SCENARIO(free_after_event_sync, CLEAN) { free_after(OBS_EVENT_SYNC, true); }
+SCENARIO(free_after_event_sync_timeout, CLEAN) {
+  free_after(OBS_EVENT_SYNC_TIMEOUT, true);
+}
+SCENARIO(free_after_wait_status, CLEAN) { free_after(OBS_WAIT_STATUS, true); }
+SCENARIO(free_after_stream_query, CLEAN) { free_after(OBS_STREAM_QUERY, true); }
+SCENARIO(free_after_stream_sync, CLEAN) { free_after(OBS_STREAM_SYNC, true); }
+SCENARIO(free_after_stream_sync_timeout, CLEAN) {
+  free_after(OBS_STREAM_SYNC_TIMEOUT, true);
+}
+/* A "not ready" answer orders nothing. */
+SCENARIO(free_after_event_info_pending, "use after free") {
+  free_after(OBS_EVENT_INFO, false);
+}
+SCENARIO(free_after_wait_status_not_ready, "use after free") {
+  free_after(OBS_WAIT_STATUS, false);
+}
+SCENARIO(free_after_stream_query_not_ready, "use after free") {
+  free_after(OBS_STREAM_QUERY, false);
+}
+
+/* One annotation that reads and writes a range is one access: racing a
+ * fill on another stream, it gives one finding, not one for its read and
+ * one for its write (the fill is made to reach the checker first, the
+ * order that gave two). */
+static atomic_int fill_done_;
+static void set_fill_done(void *p) {
+  (void)p;
+  atomic_store(&fill_done_, 1);
+}
+static void rw_after_fill(void *p) {
+  for (int i = 0; i < 20000 && !atomic_load(&fill_done_); i++)
+    sleep_ms_(1);
+  evrt_check_access(p, 64, EVRT_CHECK_READ | EVRT_CHECK_WRITE);
+}
+SCENARIO(read_write_annotation_is_one_finding, "data race") {
+  evrt_stream_t a = stream(), b = stream();
+  OK(evrt_memset_async(a, buf, 1, 64));
+  OK(evrt_launch_host_func(a, set_fill_done, NULL));
+  OK(evrt_launch_host_func(b, rw_after_fill, buf));
+  OK(evrt_device_synchronize(0));
+  if (evrt_check_findings() != 1) { /* (_exit: the checker's exit status
+                                     * handler would turn exit(3) into 66) */
+    fprintf(stderr, "scenario: %llu findings, not 1\n",
+            (unsigned long long)evrt_check_findings());
+    fflush(stderr);
+    _exit(3);
+  }
+}

@@ -19,10 +19,28 @@
  *    still hold it, as CANN requires), checks the nonce and, unless the
  *    exporter disabled it, that its own pid is on the whitelist (207006).
  *
+ * Unmapping (issue 23 item 3).  Only mapped pages are memory of the layer:
+ * the copy and fill calls ask acl__vmm_mapped, and a range touching a page
+ * never mapped, unmapped, or without the access the call needs is refused
+ * (100000).  A call that passed that check holds the reservation ("users")
+ * while it copies (the synchronous calls) or enqueues (the asynchronous
+ * ones).  aclrtUnmapMem takes the mapping away for the program at once (the
+ * checks fail from then on), but its pages stay mapped, and the physical
+ * memory referenced, as CANN's driver keeps them for the tasks already
+ * queued: until no call holds the reservation and then every stream has
+ * passed the work enqueued before (evrt_device_launch_host_func); only then
+ * do they become PROT_NONE again (the pages a new aclrtMapMem took in the
+ * meantime are left to it).  So a copy validated at its enqueue and unmapped
+ * before it runs reads and writes the old pages instead of crashing a
+ * worker.  aclrtReleaseMemAddress of a range with such pages pending keeps
+ * the address range until they are done.  Nobody waits: the last user, or
+ * the deferred task, finishes the unmap.
+ *
  * Physical handles are pointers to struct phys, validated against the list
  * of live ones.  Lock order: vmm_lock -> the block registry's lock
  * (acl__mem_track/untrack).  vmm_lock is a mutex, held across mmap,
- * mprotect and open: no spin lock is involved.
+ * mprotect and open: no spin lock is involved.  evrt calls (the deferred
+ * launch) are made without it.
  */
 #include "acl_internal.h"
 
@@ -73,10 +91,27 @@ struct mapping {
   struct mapping *next;
 };
 
+/* An unmap whose pages are not given back yet (top of file). */
+enum { UNMAP_HELD, UNMAP_QUEUED, UNMAP_READY };
+struct unmap {
+  struct reserve *r;
+  uintptr_t va;
+  size_t size;
+  struct phys *phys;
+  int state; /* HELD: users were in at the unmap, the last one queues it;
+                QUEUED: waits for the work queued before; READY: that work
+                passed, users came in since, the last one finishes it */
+  struct unmap *next, *launch_next;
+};
+
 struct reserve {
   uintptr_t start;
   size_t size;
   struct mapping *maps;
+  struct unmap *unmaps; /* unmapped for the program, pages still there */
+  unsigned users;       /* calls holding it (acl__vmm_mapped with pin) */
+  bool released;        /* aclrtReleaseMemAddress'd with unmaps pending:
+                           off the list, munmap'd by the last of them */
   struct reserve *next;
 };
 
@@ -117,6 +152,149 @@ static void phys_put_locked(struct phys *p) {
   close(p->fd);
   p->magic = 0;
   free(p);
+}
+
+/* ------------------------------------------------------ held ranges */
+
+/* [a, a+n) (n > 0, no wrap) lies in mappings of r with read access, and
+ * write access when write (vmm_lock held). */
+static bool covered_locked(const struct reserve *r, uintptr_t a, size_t n,
+                           bool write) {
+  uintptr_t cur = a, end = a + n;
+  while (cur < end) {
+    const struct mapping *hit = NULL;
+    for (const struct mapping *x = r->maps; x && !hit; x = x->next)
+      if (cur >= x->va && cur - x->va < x->size)
+        hit = x;
+    if (!hit)
+      return false; /* never mapped, or unmapped */
+    if (hit->access != ACL_RT_MEM_ACCESS_FLAGS_READWRITE &&
+        (write || hit->access != ACL_RT_MEM_ACCESS_FLAGS_READ))
+      return false; /* mapped without the access the call needs */
+    cur = hit->va + hit->size;
+  }
+  return true;
+}
+
+static struct reserve *reserve_of_locked(uintptr_t va, size_t n);
+
+bool acl__vmm_mapped(const void *p, size_t n, bool write, void **pin) {
+  uintptr_t a = (uintptr_t)p;
+  size_t len = n ? n : 1;
+  if (!p || a + len < a)
+    return false;
+  pthread_mutex_lock(&vmm_lock);
+  struct reserve *r = reserve_of_locked(a, len);
+  bool ok = r && covered_locked(r, a, len, write);
+  if (ok && pin) {
+    r->users++; /* acl__vmm_unpin: finishes the unmaps it held up */
+    *pin = r;
+  }
+  pthread_mutex_unlock(&vmm_lock);
+  return ok;
+}
+
+/* A released reservation goes once nothing of it is pending (vmm_lock). */
+static void reserve_idle_locked(struct reserve *r) {
+  if (r->released && !r->unmaps && !r->users) {
+    munmap((void *)r->start, r->size);
+    free(r);
+  }
+}
+
+/* Give back the pages of u: PROT_NONE again where no live mapping of its
+ * reservation took them since, and the physical memory's mapping reference
+ * dropped (CANN: freed while mapped, it goes at the last unmap).  u is
+ * unlinked already (vmm_lock held). */
+static void unmap_finish_locked(struct unmap *u) {
+  struct reserve *r = u->r;
+  uintptr_t cur = u->va, end = u->va + u->size;
+  while (!r->released && cur < end) {
+    const struct mapping *cover = NULL;
+    uintptr_t gap_end = end;
+    for (const struct mapping *x = r->maps; x && !cover; x = x->next) {
+      if (x->va <= cur && cur - x->va < x->size)
+        cover = x;
+      else if (x->va > cur && x->va < gap_end)
+        gap_end = x->va;
+    }
+    if (cover) {
+      cur = cover->va + cover->size;
+      continue;
+    }
+    mmap((void *)cur, gap_end - cur, PROT_NONE,
+         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+    cur = gap_end;
+  }
+  u->phys->maps--;
+  if (!u->phys->refs) { /* freed while mapped: now it can go */
+    u->phys->refs = 1;
+    phys_put_locked(u->phys);
+  }
+  free(u);
+}
+
+static void unlink_unmap_locked(struct unmap *u) {
+  for (struct unmap **pp = &u->r->unmaps; *pp; pp = &(*pp)->next)
+    if (*pp == u) {
+      *pp = u->next;
+      return;
+    }
+}
+
+/* Every stream has passed the work enqueued before u was queued: finish it
+ * unless a call holds the reservation now (then the last one does).  Runs
+ * on an evrt worker (or the caller, when the launch failed). */
+static void unmap_passed(void *arg) {
+  struct unmap *u = arg;
+  pthread_mutex_lock(&vmm_lock);
+  struct reserve *r = u->r;
+  if (r->users) {
+    u->state = UNMAP_READY;
+  } else {
+    unlink_unmap_locked(u);
+    unmap_finish_locked(u);
+    reserve_idle_locked(r);
+  }
+  pthread_mutex_unlock(&vmm_lock);
+}
+
+/* Queue unmaps (linked by launch_next) behind the work enqueued so far; no
+ * lock held.  Without memory to defer, finish now (as CANN would). */
+static void unmap_queue(struct unmap *u) {
+  while (u) {
+    struct unmap *next = u->launch_next;
+    if (evrt_device_launch_host_func(EVRT_DEVICE_ALL, unmap_passed, u) !=
+        EVRT_SUCCESS)
+      unmap_passed(u);
+    u = next;
+  }
+}
+
+void acl__vmm_unpin(void *pin) {
+  struct reserve *r = pin;
+  struct unmap *queue = NULL;
+  pthread_mutex_lock(&vmm_lock);
+  if (--r->users == 0) {
+    for (struct unmap **pp = &r->unmaps; *pp;) {
+      struct unmap *u = *pp;
+      if (u->state == UNMAP_READY) {
+        *pp = u->next;
+        unmap_finish_locked(u);
+        continue;
+      }
+      if (u->state == UNMAP_HELD) {
+        /* its copies are enqueued now: the deferral covers them */
+        u->state = UNMAP_QUEUED;
+        u->launch_next = queue;
+        queue = u;
+      }
+      pp = &u->next;
+    }
+    reserve_idle_locked(r);
+  }
+  pthread_mutex_unlock(&vmm_lock);
+  unmap_queue(queue); /* the QUEUED ones stay until unmap_passed runs */
 }
 
 /* ------------------------------------------------------- granularity */
@@ -405,8 +583,10 @@ aclError aclrtReleaseMemAddress(void *virPtr) {
   else {
     *pp = r->next;
     acl__mem_untrack(virPtr, ACL__MEM_VIRTUAL, NULL);
-    munmap(virPtr, r->size);
-    free(r);
+    /* gone for the program; the address range stays reserved while pages
+     * of an unmap are still given to queued work (top of file) */
+    r->released = true;
+    reserve_idle_locked(r);
   }
   bool mapped = r && err;
   pthread_mutex_unlock(&vmm_lock);
@@ -519,25 +699,42 @@ aclError aclrtUnmapMem(void *virPtr) {
   static const char fn[] = "aclrtUnmapMem";
   if (!virPtr)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "virPtr is NULL");
+  struct unmap *u = calloc(1, sizeof *u);
+  bool queue = false;
   pthread_mutex_lock(&vmm_lock);
   struct mapping **link;
-  struct mapping *m = mapping_at_locked((uintptr_t)virPtr, NULL, &link);
+  struct reserve *r = NULL;
+  struct mapping *m = mapping_at_locked((uintptr_t)virPtr, &r, &link);
   if (m) {
-    /* back to an inaccessible reservation */
-    mmap(virPtr, m->size, PROT_NONE,
-         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
-    *link = m->next;
-    m->phys->maps--;
-    if (!m->phys->refs) { /* freed while mapped: now it can go */
-      m->phys->refs = 1;
-      phys_put_locked(m->phys);
+    *link = m->next; /* unmapped for the program: checks fail from now */
+    if (!u)
+      u = calloc(1, sizeof *u); /* malloc may work again */
+    if (u) {
+      /* the pages stay for what is queued (top of file) */
+      *u = (struct unmap){r, m->va, m->size, m->phys,
+                          r->users ? UNMAP_HELD : UNMAP_QUEUED, r->unmaps,
+                          NULL};
+      r->unmaps = u;
+      queue = !r->users;
+    } else { /* no memory to defer: back to an inaccessible reservation */
+      mmap(virPtr, m->size, PROT_NONE,
+           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+      m->phys->maps--;
+      if (!m->phys->refs) { /* freed while mapped: now it can go */
+        m->phys->refs = 1;
+        phys_put_locked(m->phys);
+      }
     }
     free(m);
   }
   pthread_mutex_unlock(&vmm_lock);
-  if (!m)
+  if (!m) {
+    free(u);
     return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
                      "%p is not the start of a mapping", virPtr);
+  }
+  if (queue)
+    unmap_queue(u); /* u is QUEUED: only unmap_passed finishes it */
   return ACL_SUCCESS;
 }
 

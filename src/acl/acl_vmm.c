@@ -51,6 +51,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sched.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -202,24 +203,38 @@ static void reserve_idle_locked(struct reserve *r) {
   }
 }
 
-/* Give back the pages of u: PROT_NONE again where no live mapping of its
- * reservation took them since, and the physical memory's mapping reference
+/* The end of the live mapping or pending unmap of r that holds cur, or 0;
+ * else *next is lowered to the start of the first one above cur. */
+static uintptr_t held_until(const struct reserve *r, uintptr_t cur,
+                            uintptr_t *next) {
+  for (const struct mapping *x = r->maps; x; x = x->next) {
+    if (x->va <= cur && cur - x->va < x->size)
+      return x->va + x->size;
+    if (x->va > cur && x->va < *next)
+      *next = x->va;
+  }
+  for (const struct unmap *x = r->unmaps; x; x = x->next) {
+    if (x->va <= cur && cur - x->va < x->size)
+      return x->va + x->size;
+    if (x->va > cur && x->va < *next)
+      *next = x->va;
+  }
+  return 0;
+}
+
+/* Give back the pages of u: PROT_NONE again where neither a live mapping of
+ * its reservation (a new aclrtMapMem took them since) nor another pending
+ * unmap (one of a remap since, whose queued work uses them: it gives them
+ * back itself) holds them, and the physical memory's mapping reference
  * dropped (CANN: freed while mapped, it goes at the last unmap).  u is
  * unlinked already (vmm_lock held). */
 static void unmap_finish_locked(struct unmap *u) {
   struct reserve *r = u->r;
   uintptr_t cur = u->va, end = u->va + u->size;
   while (!r->released && cur < end) {
-    const struct mapping *cover = NULL;
-    uintptr_t gap_end = end;
-    for (const struct mapping *x = r->maps; x && !cover; x = x->next) {
-      if (x->va <= cur && cur - x->va < x->size)
-        cover = x;
-      else if (x->va > cur && x->va < gap_end)
-        gap_end = x->va;
-    }
-    if (cover) {
-      cur = cover->va + cover->size;
+    uintptr_t gap_end = end, held = held_until(r, cur, &gap_end);
+    if (held) {
+      cur = held;
       continue;
     }
     mmap((void *)cur, gap_end - cur, PROT_NONE,
@@ -232,6 +247,15 @@ static void unmap_finish_locked(struct unmap *u) {
     phys_put_locked(u->phys);
   }
   free(u);
+}
+
+/* [va, va+n) overlaps pages of a pending unmap of r (vmm_lock held). */
+static bool unmap_overlaps_locked(const struct reserve *r, uintptr_t va,
+                                  size_t n) {
+  for (const struct unmap *x = r->unmaps; x; x = x->next)
+    if (va < x->va + x->size && x->va < va + n)
+      return true;
+  return false;
 }
 
 static void unlink_unmap_locked(struct unmap *u) {
@@ -641,6 +665,28 @@ static aclError map(const char *fn, void *virPtr, size_t size, size_t offset,
     for (struct mapping *x = r->maps; x; x = x->next)
       if ((uintptr_t)virPtr < x->va + x->size && x->va < (uintptr_t)virPtr + size)
         why = "the range overlaps a mapping";
+  /* Pages of an unmap may still be under a synchronous copy or an enqueue
+   * that checked them (a user of the reservation): the new mapping waits
+   * for those calls to end (they are short and wait on nothing), so none
+   * sees its pages replaced mid-copy.  Work already queued is not waited
+   * for: it uses what is mapped when it runs (top of file). */
+  for (unsigned spins = 0; !why && r->users && unmap_overlaps_locked(r, (uintptr_t)virPtr, size);
+       spins++) {
+    pthread_mutex_unlock(&vmm_lock);
+    if (spins < 16)
+      sched_yield();
+    else
+      usleep(50);
+    pthread_mutex_lock(&vmm_lock);
+    /* the reservation may have been released meanwhile */
+    if (!phys_live_locked(p))
+      why = "the handle is not live physical memory";
+    else if (!(r = reserve_of_locked((uintptr_t)virPtr, size)))
+      why = "the range is not inside one reserved range";
+    for (struct mapping *x = r ? r->maps : NULL; !why && x; x = x->next)
+      if ((uintptr_t)virPtr < x->va + x->size && x->va < (uintptr_t)virPtr + size)
+        why = "the range overlaps a mapping";
+  }
   if (!why && !(m = calloc(1, sizeof *m))) {
     err = ACL_ERROR_RT_MEMORY_ALLOCATION;
     why = "out of memory";

@@ -10,6 +10,7 @@
  * block. */
 #include "acl_test.h"
 
+#include <sched.h>
 #include <sys/mman.h>
 
 #define MB2 ((size_t)2 << 20)
@@ -393,5 +394,95 @@ TEST(offset_and_descriptor_copies_check_their_addresses_when_they_run) {
   ASSERT_OK(aclrtFree(desc));
   ASSERT_OK(aclrtFree(dst));
   ASSERT_OK(aclrtFree(slots));
+  (void)aclGetRecentErrMsg();
+}
+
+/* Copies and fills (sync and async) racing map / unmap of their range from
+ * another thread: each gets SUCCESS or 100000, none crashes, and the
+ * queued ones run (the copy's destination is ours and always mapped). */
+struct race {
+  unsigned char *va;
+  aclrtDrvMemHandle h;
+  atomic_int stop;
+  atomic_int maps;
+  atomic_int rounds; /* the copying thread's */
+  aclrtStream s;     /* its stream */
+};
+
+/* Wait until the copying thread did n more rounds (or the end). */
+static void rounds_pass(struct race *r, int n) {
+  int from = atomic_load(&r->rounds);
+  while (!atomic_load(&r->stop) && atomic_load(&r->rounds) - from < n)
+    sched_yield();
+}
+
+/* Maps for two of the copier's rounds, unmaps for one: the map and the
+ * unmap themselves land anywhere inside its calls.  Before mapping again
+ * it lets the work queued on the old mapping drain (the round under way at
+ * the unmap, then the stream): a copy still running when its pages are
+ * replaced would be this program's own race. */
+static void *remapper(void *arg) {
+  struct race *r = arg;
+  aclrtSetDevice(0);
+  while (!atomic_load(&r->stop)) {
+    if (aclrtMapMem(r->va, MB2, 0, r->h, 0) == ACL_SUCCESS) {
+      atomic_fetch_add(&r->maps, 1);
+      rounds_pass(r, 2);
+      aclrtUnmapMem(r->va);
+    }
+    rounds_pass(r, 1);
+    aclrtSynchronizeStream(r->s);
+  }
+  return NULL;
+}
+
+TEST(copies_racing_unmap_get_success_or_invalid) {
+  struct race r;
+  memset(&r, 0, sizeof r);
+  aclrtStream s;
+  ASSERT_OK(aclrtCreateStream(&s));
+  r.s = s;
+  unsigned char *dev = dev_alloc(4096), *out = dev_alloc(4096);
+  ASSERT(dev && out);
+  ASSERT_OK(aclrtReserveMemAddress((void **)&r.va, MB2, 0, NULL, 0));
+  aclrtPhysicalMemProp p = dev_prop();
+  ASSERT_OK(aclrtMallocPhysical(&r.h, MB2, &p, 0));
+  pthread_t t;
+  ASSERT(pthread_create(&t, NULL, remapper, &r) == 0);
+  int ok = 0, refused = 0;
+  /* at least 3000 rounds, and on until both outcomes and 20 maps were
+   * seen (bounded) */
+  for (int i = 0; (i < 3000 || !ok || !refused || atomic_load(&r.maps) < 100) &&
+                  i < 200000;
+       i++) {
+    atomic_fetch_add(&r.rounds, 1);
+    aclError e[4];
+    /* the sync calls touch bytes the queued ones do not (no implicit
+     * synchronization: they would race) */
+    e[0] = aclrtMemcpy(out, 4096, r.va + 4096, 4096,
+                       ACL_MEMCPY_DEVICE_TO_DEVICE);
+    e[1] = aclrtMemset(r.va + 12288, 4096, i & 0xff, 4096);
+    e[2] = aclrtMemcpyAsync(r.va + 8192, 4096, dev, 4096,
+                            ACL_MEMCPY_DEVICE_TO_DEVICE, s);
+    e[3] = aclrtMemsetAsync(r.va + 64, 64, 1, 64, s);
+    for (int k = 0; k < 4; k++) {
+      ASSERT(e[k] == ACL_SUCCESS || e[k] == ACL_ERROR_INVALID_PARAM);
+      *(e[k] == ACL_SUCCESS ? &ok : &refused) += 1;
+    }
+    if (i % 64 == 0)
+      ASSERT_OK(aclrtSynchronizeStream(s));
+  }
+  atomic_store(&r.stop, 1);
+  pthread_join(t, NULL);
+  ASSERT_OK(aclrtSynchronizeStream(s));
+  printf("  %d calls succeeded, %d refused, %d maps\n", ok, refused,
+         atomic_load(&r.maps));
+  ASSERT(ok > 0 && refused > 0); /* both outcomes were reached */
+  ASSERT_OK(aclrtSynchronizeDevice());
+  ASSERT_OK(aclrtFreePhysical(r.h));
+  ASSERT_OK(aclrtReleaseMemAddress(r.va));
+  ASSERT_OK(aclrtDestroyStream(s));
+  ASSERT_OK(aclrtFree(dev));
+  ASSERT_OK(aclrtFree(out));
   (void)aclGetRecentErrMsg();
 }

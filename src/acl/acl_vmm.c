@@ -34,7 +34,11 @@
  * before it runs reads and writes the old pages instead of crashing a
  * worker.  aclrtReleaseMemAddress of a range with such pages pending keeps
  * the address range until they are done.  Nobody waits: the last user, or
- * the deferred task, finishes the unmap.
+ * the deferred task, finishes the unmap.  Lowering a mapping's access
+ * (aclrtMemSetAccess, or aclrtMemMapNoAccess over pages an unmap still
+ * keeps) works the same way: the checks see the new access at once, the
+ * pages get it once the work queued before has passed (the last pending
+ * lowering of a mapping applies it).
  *
  * Physical handles are pointers to struct phys, validated against the list
  * of live ones.  Lock order: vmm_lock -> the block registry's lock
@@ -88,17 +92,22 @@ struct mapping {
   uintptr_t va;
   size_t size;
   struct phys *phys;
-  uint64_t access;   /* aclrtMemAccessFlags */
+  uint64_t access;   /* aclrtMemAccessFlags: what the checks allow */
+  int prot;          /* the pages' protection: access's, or more while a
+                        lowering waits for queued work (top of file) */
+  uint64_t gen;      /* names it in a pending lowering */
   struct mapping *next;
 };
 
-/* An unmap whose pages are not given back yet (top of file). */
+/* An unmap whose pages are not given back yet, or a lowering of a
+ * mapping's protection not applied yet (top of file). */
 enum { UNMAP_HELD, UNMAP_QUEUED, UNMAP_READY };
 struct unmap {
   struct reserve *r;
   uintptr_t va;
   size_t size;
-  struct phys *phys;
+  struct phys *phys; /* an unmap's physical memory; NULL: a lowering */
+  uint64_t gen;      /* a lowering's mapping */
   int state; /* HELD: users were in at the unmap, the last one queues it;
                 QUEUED: waits for the work queued before; READY: that work
                 passed, users came in since, the last one finishes it */
@@ -119,6 +128,7 @@ struct reserve {
 static ACL__MUTEX(vmm_lock)
 static struct phys *phys_list;
 static struct reserve *reserves;
+static uint64_t mapping_gen; /* under vmm_lock */
 
 static size_t page_size(void) {
   long p = sysconf(_SC_PAGESIZE);
@@ -214,12 +224,32 @@ static uintptr_t held_until(const struct reserve *r, uintptr_t cur,
       *next = x->va;
   }
   for (const struct unmap *x = r->unmaps; x; x = x->next) {
+    if (!x->phys)
+      continue; /* a lowering holds no pages */
     if (x->va <= cur && cur - x->va < x->size)
       return x->va + x->size;
     if (x->va > cur && x->va < *next)
       *next = x->va;
   }
   return 0;
+}
+
+static int prot_of(uint64_t flags);
+
+/* A lowering is due: the pages of its mapping, if still mapped, get the
+ * mapping's access, unless a later lowering of it is pending (its queued
+ * work may rely on the access in between: that one applies it). */
+static void lowering_finish_locked(struct unmap *u) {
+  struct reserve *r = u->r;
+  for (const struct unmap *x = r->unmaps; x; x = x->next)
+    if (!x->phys && x->gen == u->gen)
+      return;
+  for (struct mapping *m = r->maps; m; m = m->next)
+    if (m->gen == u->gen) {
+      m->prot = prot_of(m->access);
+      mprotect((void *)m->va, m->size, m->prot);
+      break;
+    }
 }
 
 /* Give back the pages of u: PROT_NONE again where neither a live mapping of
@@ -230,6 +260,12 @@ static uintptr_t held_until(const struct reserve *r, uintptr_t cur,
  * unlinked already (vmm_lock held). */
 static void unmap_finish_locked(struct unmap *u) {
   struct reserve *r = u->r;
+  if (!u->phys) {
+    if (!r->released)
+      lowering_finish_locked(u);
+    free(u);
+    return;
+  }
   uintptr_t cur = u->va, end = u->va + u->size;
   while (!r->released && cur < end) {
     uintptr_t gap_end = end, held = held_until(r, cur, &gap_end);
@@ -253,7 +289,7 @@ static void unmap_finish_locked(struct unmap *u) {
 static bool unmap_overlaps_locked(const struct reserve *r, uintptr_t va,
                                   size_t n) {
   for (const struct unmap *x = r->unmaps; x; x = x->next)
-    if (va < x->va + x->size && x->va < va + n)
+    if (x->phys && va < x->va + x->size && x->va < va + n)
       return true;
   return false;
 }
@@ -647,6 +683,8 @@ static aclError map(const char *fn, void *virPtr, size_t size, size_t offset,
     return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
                      "offset and flags must be 0 (offset %zu, flags %llu)",
                      offset, (unsigned long long)flags);
+  /* a lowering, for a no-access map over pages an unmap keeps */
+  struct unmap *low = access ? NULL : calloc(1, sizeof *low), *queue = NULL;
   pthread_mutex_lock(&vmm_lock);
   struct phys *p = handle;
   aclError err = ACL_ERROR_RT_PARAM_INVALID;
@@ -694,8 +732,13 @@ static aclError map(const char *fn, void *virPtr, size_t size, size_t offset,
   if (!why) {
     /* the data part only: the metadata page stays out of reach */
     size_t len = (size + page_size() - 1) / page_size() * page_size();
-    void *q = mmap(virPtr, len, access ? PROT_READ | PROT_WRITE : PROT_NONE,
-                   MAP_SHARED | MAP_FIXED, p->fd, 0);
+    /* No access: inaccessible at once, unless an unmap keeps these pages
+     * for work queued before it, which may write them: then writable until
+     * that work has passed (a lowering; top of file). */
+    bool later = !access && low &&
+                 unmap_overlaps_locked(r, (uintptr_t)virPtr, len);
+    int prot = access || later ? PROT_READ | PROT_WRITE : PROT_NONE;
+    void *q = mmap(virPtr, len, prot, MAP_SHARED | MAP_FIXED, p->fd, 0);
     if (q == MAP_FAILED) {
       err = ACL_ERROR_RT_MEMORY_ALLOCATION;
       why = strerror(errno);
@@ -704,14 +747,25 @@ static aclError map(const char *fn, void *virPtr, size_t size, size_t offset,
       *m = (struct mapping){(uintptr_t)virPtr, len, p,
                             access ? ACL_RT_MEM_ACCESS_FLAGS_READWRITE
                                    : ACL_RT_MEM_ACCESS_FLAGS_NONE,
-                            r->maps};
+                            prot, ++mapping_gen, r->maps};
       r->maps = m;
       p->maps++;
+      if (later) {
+        *low = (struct unmap){r, m->va, len, NULL, m->gen,
+                              r->users ? UNMAP_HELD : UNMAP_QUEUED,
+                              r->unmaps, NULL};
+        r->unmaps = low;
+        if (!r->users)
+          queue = low;
+        low = NULL;
+      }
     }
   }
   pthread_mutex_unlock(&vmm_lock);
+  free(low);
   if (why)
     return acl__fail(err, fn, "%s", why);
+  unmap_queue(queue); /* QUEUED: only unmap_passed finishes it */
   return ACL_SUCCESS;
 }
 
@@ -757,7 +811,7 @@ aclError aclrtUnmapMem(void *virPtr) {
       u = calloc(1, sizeof *u); /* malloc may work again */
     if (u) {
       /* the pages stay for what is queued (top of file) */
-      *u = (struct unmap){r, m->va, m->size, m->phys,
+      *u = (struct unmap){r, m->va, m->size, m->phys, 0,
                           r->users ? UNMAP_HELD : UNMAP_QUEUED, r->unmaps,
                           NULL};
       r->unmaps = u;
@@ -833,19 +887,38 @@ aclError aclrtMemSetAccess(void *virPtr, size_t size, aclrtMemAccessDesc *desc,
                        "desc[%zu].location.type %d is not host or device", i,
                        (int)desc[i].location.type);
   }
+  struct unmap *low = calloc(1, sizeof *low), *queue = NULL;
   pthread_mutex_lock(&vmm_lock);
-  struct mapping *m = mapping_at_locked((uintptr_t)virPtr, NULL, NULL);
+  struct reserve *r = NULL;
+  struct mapping *m = mapping_at_locked((uintptr_t)virPtr, &r, NULL);
   bool ok = m && (size + page_size() - 1) / page_size() * page_size() == m->size;
   if (ok) {
     /* one address space: every location sees the last entry's access */
     uint64_t f = desc[count - 1].flags;
-    mprotect(virPtr, m->size, prot_of(f));
-    m->access = f;
+    int prot = prot_of(f);
+    m->access = f; /* the checks: at once */
+    if ((m->prot & ~prot) == 0 || !low) {
+      /* raised (or the same): the pages at once; lowered without memory
+       * for the record: at once too */
+      m->prot = prot;
+      mprotect(virPtr, m->size, prot);
+    } else {
+      /* lowered: work queued before may still use the old access */
+      *low = (struct unmap){r, m->va, m->size, NULL, m->gen,
+                            r->users ? UNMAP_HELD : UNMAP_QUEUED, r->unmaps,
+                            NULL};
+      r->unmaps = low;
+      if (!r->users)
+        queue = low;
+      low = NULL;
+    }
   }
   pthread_mutex_unlock(&vmm_lock);
+  free(low);
   if (!ok)
     return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
                      "[%p, +%zu) is not exactly one mapping", virPtr, size);
+  unmap_queue(queue); /* at once when nothing is queued anywhere */
   return ACL_SUCCESS;
 }
 

@@ -486,3 +486,55 @@ TEST(copies_racing_unmap_get_success_or_invalid) {
   ASSERT_OK(aclrtFree(out));
   (void)aclGetRecentErrMsg();
 }
+
+/* Lowering access with work queued: the checks see the new access at once,
+ * the queued work keeps the access it was checked with (a worker crashed:
+ * mprotect at once).  Both forms: aclrtMemSetAccess to read-only, and
+ * aclrtMemMapNoAccess over pages an unmap still keeps. */
+TEST(lowered_access_waits_for_queued_work) {
+  aclrtStream s;
+  gate_t g;
+  gate_init(&g);
+  ASSERT_OK(aclrtCreateStream(&s));
+  unsigned char *va = NULL, *dev = dev_alloc(4096);
+  ASSERT(dev != NULL);
+  memset(dev, 0, 4096);
+  ASSERT_OK(aclrtReserveMemAddress((void **)&va, MB2, 0, NULL, 0));
+  aclrtPhysicalMemProp p = dev_prop();
+  aclrtDrvMemHandle h1 = NULL, h2 = NULL;
+  ASSERT_OK(aclrtMallocPhysical(&h1, MB2, &p, 0));
+  ASSERT_OK(aclrtMallocPhysical(&h2, MB2, &p, 0));
+  ASSERT_OK(aclrtMapMem(va, MB2, 0, h1, 0));
+  ASSERT_OK(gate_on(s, &g));
+  ASSERT_OK(aclrtMemsetAsync(va, 4096, 4, 4096, s));
+  aclrtMemAccessDesc d;
+  memset(&d, 0, sizeof d);
+  d.flags = ACL_RT_MEM_ACCESS_FLAGS_READ;
+  d.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
+  ASSERT_OK(aclrtMemSetAccess(va, MB2, &d, 1));
+  ASSERT_ACL(aclrtMemset(va, 64, 0, 64), ACL_ERROR_INVALID_PARAM);
+  gate_open(&g);
+  ASSERT_OK(aclrtSynchronizeStream(s));
+  ASSERT_OK(aclrtMemcpy(dev, 4096, va, 4096, ACL_MEMCPY_DEVICE_TO_DEVICE));
+  ASSERT(all(dev, 4096, 4));
+  d.flags = ACL_RT_MEM_ACCESS_FLAGS_READWRITE;
+  ASSERT_OK(aclrtMemSetAccess(va, MB2, &d, 1));
+  /* no access over kept pages */
+  gate_t g2;
+  gate_init(&g2);
+  ASSERT_OK(gate_on(s, &g2));
+  ASSERT_OK(aclrtMemsetAsync(va, 4096, 6, 4096, s));
+  ASSERT_OK(aclrtUnmapMem(va));
+  ASSERT_OK(aclrtMemMapNoAccess(va, MB2, 0, h2, 0));
+  ASSERT_ACL(aclrtMemset(va, 64, 0, 64), ACL_ERROR_INVALID_PARAM);
+  gate_open(&g2);
+  ASSERT_OK(aclrtSynchronizeStream(s));
+  ASSERT_OK(aclrtSynchronizeDevice());
+  ASSERT_OK(aclrtUnmapMem(va));
+  ASSERT_OK(aclrtFreePhysical(h1));
+  ASSERT_OK(aclrtFreePhysical(h2));
+  ASSERT_OK(aclrtReleaseMemAddress(va));
+  ASSERT_OK(aclrtDestroyStream(s));
+  ASSERT_OK(aclrtFree(dev));
+  (void)aclGetRecentErrMsg();
+}

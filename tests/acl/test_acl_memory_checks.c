@@ -538,3 +538,52 @@ TEST(lowered_access_waits_for_queued_work) {
   ASSERT_OK(aclrtFree(dev));
   (void)aclGetRecentErrMsg();
 }
+
+/* Struct pointers the caller passes (stream configuration handles, the
+ * exception info of a callback) are checked to be memory the call may
+ * read (or write): a stray one is refused as NULL is, not a crash (the
+ * Python binding passes any integer there; found by test_acl_fuzz.py).  A
+ * handle of the program's own memory still works, and only handles the
+ * layer made can be destroyed (free of anything else crashed). */
+TEST(stray_config_handles_and_exception_infos_are_refused) {
+  void *h = hole();
+  ASSERT(h != NULL);
+  aclrtStream s = NULL;
+  ASSERT_ACL(aclrtCreateStreamV2(&s, (aclrtStreamConfigHandle *)h),
+             ACL_ERROR_INVALID_PARAM);
+  ASSERT_ACL(aclrtCreateStreamV2(&s, (aclrtStreamConfigHandle *)0x40),
+             ACL_ERROR_INVALID_PARAM);
+  ASSERT(s == NULL);
+  uint32_t prio = 1;
+  ASSERT_ACL(aclrtSetStreamConfigOpt((aclrtStreamConfigHandle *)h,
+                                     ACL_RT_STREAM_PRIORITY, &prio,
+                                     sizeof prio),
+             ACL_ERROR_INVALID_PARAM);
+  aclrtStreamConfigHandle *made = aclrtCreateStreamConfigHandle();
+  ASSERT(made != NULL);
+  ASSERT_ACL(aclrtSetStreamConfigOpt(made, ACL_RT_STREAM_PRIORITY, h,
+                                     sizeof prio),
+             ACL_ERROR_INVALID_PARAM);
+  ASSERT_ACL(aclrtDestroyStreamConfigHandle((aclrtStreamConfigHandle *)h),
+             ACL_ERROR_INVALID_PARAM);
+  aclrtStreamConfigHandle own;
+  memset(&own, 0, sizeof own);
+  ASSERT_ACL(aclrtDestroyStreamConfigHandle(&own), ACL_ERROR_INVALID_PARAM);
+  ASSERT_OK(aclrtSetStreamConfigOpt(&own, ACL_RT_STREAM_PRIORITY, &prio,
+                                    sizeof prio));
+  ASSERT_OK(aclrtCreateStreamV2(&s, &own));
+  ASSERT_OK(aclrtDestroyStream(s));
+  ASSERT_OK(aclrtDestroyStreamConfigHandle(made));
+  ASSERT_ACL(aclrtDestroyStreamConfigHandle(made), ACL_ERROR_INVALID_PARAM);
+  const aclrtExceptionInfo *info = (const aclrtExceptionInfo *)h;
+  ASSERT_EQ(aclrtGetTaskIdFromExceptionInfo(info), 0xFFFFFFFFu);
+  ASSERT_EQ(aclrtGetErrorCodeFromExceptionInfo(info), 0xFFFFFFFFu);
+  void *args = NULL;
+  uint32_t len = 0;
+  ASSERT_ACL(aclrtGetArgsFromExceptionInfo(info, &args, &len),
+             ACL_ERROR_INVALID_PARAM);
+  aclrtFuncHandle f = NULL;
+  ASSERT_ACL(aclrtGetFuncHandleFromExceptionInfo(info, &f),
+             ACL_ERROR_INVALID_PARAM);
+  (void)aclGetRecentErrMsg();
+}

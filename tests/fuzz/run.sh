@@ -2,7 +2,7 @@
 # run.sh - build the libFuzzer targets with clang-14
 # (-fsanitize=fuzzer,address,undefined) and run each for a bounded time
 # (FUZZ_SECONDS each for the native targets, default 40; FUZZ_ACL_SECONDS
-# for fuzz_acl_mem, default 20, which also compiles src/acl: about 3 minutes
+# for fuzz_acl_mem, default 20, which also compiles src/acl: about 2 minutes
 # in all, build included).  The committed corpus in tests/fuzz/corpus/<target> seeds the
 # run; new inputs go to a scratch directory, so the tree is not modified.
 # A crash, hang (-timeout) or sanitizer report fails the script and leaves

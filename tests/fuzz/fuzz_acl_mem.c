@@ -9,7 +9,7 @@
  * then the bytes its arguments read; missing bytes read as 0) over a small
  * state: 8 block slots (aclrtMalloc / aclrtMallocHost), the blocks freed
  * lately, 2 reserved ranges of 4 MiB with 2 MiB halves mapped or not, 2
- * physical allocations, 2 streams, a 64 KiB host region of the fuzzer's own
+ * physical allocations, one stream, a 64 KiB host region of the fuzzer's own
  * between PROT_NONE guards, and bad pointers: NULL, low addresses, a guard
  * page, non-canonical addresses, freed blocks, reserved ranges with nothing
  * mapped.  Pointers are a slot, region or range plus an offset; sizes fit,
@@ -88,7 +88,7 @@ static struct {
 static aclrtDrvMemHandle phys[NPHYS];
 static int phys_maps[NPHYS];
 static bool registered;
-static aclrtStream streams[2];
+static aclrtStream streams[1];
 
 static bool documented(aclError r) {
   return r == ACL_SUCCESS || (r >= 100000 && r < 600000);
@@ -219,10 +219,18 @@ static size_t pick_size(struct in *in, size_t room) {
   }
 }
 
+/* One stream takes every async call, and a host-side access (a sync copy
+ * or fill, a map, the fuzzer's own writes) first drains it: two streams, or
+ * the host and a stream, on the same bytes unordered would be the
+ * program's own race (ThreadSanitizer replays the corpus).  Frees, unmaps,
+ * releases and access changes are left unordered on purpose: the layer
+ * must keep queued work safe from them. */
 static aclrtStream pick_stream(struct in *in) {
-  uint8_t b = next(in);
-  return b % 3 == 2 ? NULL : streams[b % 3 == 1];
+  (void)next(in);
+  return streams[0];
 }
+
+static void quiesce(void) { CHECK(aclrtSynchronizeStream(streams[0])); }
 
 static void free_slot(int i) {
   if (!blk[i].p)
@@ -280,6 +288,7 @@ static void op_vmm(int op, struct in *in) {
     break;
   case OP_MAP:
     if (res[k].va && phys[j] && res[k].map[half] < 0) {
+      quiesce(); /* new pages under a queued copy: a race of the program */
       bool noaccess = next(in) & 1;
       aclError r = (noaccess ? aclrtMemMapNoAccess : aclrtMapMem)(
           res[k].va + half * MB2, MB2, 0, phys[j], 0);
@@ -368,6 +377,9 @@ static void op_copies(int op, struct in *in) {
   size_t max = next(in) & 1 ? n : pick_size(in, d.room);
   aclrtMemcpyKind kind = (aclrtMemcpyKind)(next(in) % 8);
   bool bad = (d.bad || s.bad) && n > 0 && max >= n;
+  if (op == OP_MEMCPY || op == OP_MEMSET || op == OP_2D ||
+      op == OP_D32 || op == OP_BATCH || op == OP_OFFSET || op == OP_DESC)
+    quiesce(); /* the host touches memory (or may: D32 and batch) */
   switch (op) {
   case OP_MEMCPY:
     CHECK_REFUSED(aclrtMemcpy(d.p, max, s.p, n, kind), bad);
@@ -565,8 +577,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argv;
   trace = getenv("FUZZ_ACL_TRACE") != NULL;
   if (aclInit(NULL) != ACL_SUCCESS || aclrtSetDevice(0) != ACL_SUCCESS ||
-      aclrtCreateStream(&streams[0]) != ACL_SUCCESS ||
-      aclrtCreateStream(&streams[1]) != ACL_SUCCESS) {
+      aclrtCreateStream(&streams[0]) != ACL_SUCCESS) {
     fprintf(stderr, "fuzz_acl_mem: ACL set-up failed\n");
     abort();
   }

@@ -158,9 +158,17 @@ aclError aclrtExceptionInfoCallbackUnregister(aclrtExceptionInfoCallback cb) {
   return ACL_SUCCESS; /* not registered: nothing to do, as documented */
 }
 
+/* The info a callback got is the layer's own; a pointer that is not
+ * readable memory (a stray one: the Python binding takes any integer) is
+ * refused as NULL is, instead of crashing (issue 23, fuzz suite).  One
+ * system call (acl_hostmem.c). */
+static bool info_ok(const aclrtExceptionInfo *info) {
+  return info && acl__host_range_ok(info, sizeof *info, false);
+}
+
 #define FIELD(name, field)                                                     \
   uint32_t name(const aclrtExceptionInfo *info) {                             \
-    return info ? info->field : 0xFFFFFFFFu;                                   \
+    return info_ok(info) ? info->field : 0xFFFFFFFFu;                          \
   }
 FIELD(aclrtGetTaskIdFromExceptionInfo, taskid)
 FIELD(aclrtGetStreamIdFromExceptionInfo, streamid)
@@ -176,6 +184,9 @@ aclError aclrtGetArgsFromExceptionInfo(const aclrtExceptionInfo *info,
   if (!info || !devArgsPtr || !devArgsLen)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "%s is NULL",
                      !info ? "info" : !devArgsPtr ? "devArgsPtr" : "devArgsLen");
+  if (!info_ok(info))
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
+                     "info %p is not readable memory", (const void *)info);
   /* a host task's argument: its pointer, length unknown */
   *devArgsPtr = info->args;
   *devArgsLen = 0;
@@ -188,6 +199,9 @@ aclError aclrtGetFuncHandleFromExceptionInfo(const aclrtExceptionInfo *info,
   if (!info || !func)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "%s is NULL",
                      info ? "func" : "info");
+  if (!info_ok(info))
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
+                     "info %p is not readable memory", (const void *)info);
   *func = info->func;
   return ACL_SUCCESS;
 }

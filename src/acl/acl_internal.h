@@ -215,6 +215,41 @@ aclError acl__enqueue_task(const char *fn, aclrtStream stream,
                            evrt_host_fn run, void *task, bool wait);
 /* [p, p+n) lies in a block the layer knows. */
 bool acl__is_acl_memory(const void *p, size_t n);
+/* [p, p+n) lies in a block the layer knows and, for a reserved virtual
+ * range, in mapped pages with read access (write access when write). */
+bool acl__mem_usable(const void *p, size_t n, bool write);
+
+/* One side of a copy or fill (acl__mem_side): how the call uses it. */
+#define ACL__SIDE_WRITE 1u  /* the call writes it (else it reads it) */
+#define ACL__SIDE_DEVICE 2u /* device memory of the layer: any block but
+                               aclrtMallocHost's */
+#define ACL__SIDE_HOST 4u   /* host memory outside every block is taken too
+                               (readable / writable over the whole range,
+                               not a block freed lately) */
+/* The reserved ranges a call holds mapped while it checks and then copies
+ * or enqueues (acl__vmm_pin); acl__pins_drop lets them go. */
+struct acl__pins {
+  void *r[4];
+  int n;
+};
+#define ACL__PINS_INIT {{0}, 0}
+/* [p, p+n) of one side: a block of the layer holding the whole range (a
+ * reserved range only in mapped pages with the access needed, which stay
+ * mapped until acl__pins_drop), or with ACL__SIDE_HOST host memory outside
+ * every block.  Else records `code` for fn naming `what` and returns it.
+ * n 0 checks p alone.  Any thread; takes the registry's and vmm locks, not
+ * together. */
+aclError acl__mem_side(const char *fn, aclError code, const char *what,
+                       const void *p, size_t n, unsigned how,
+                       struct acl__pins *pins);
+void acl__pins_drop(struct acl__pins *pins);
+/* acl_vmm.c: [p, p+n) lies in mapped pages of one reserved range with read
+ * access (and write access when write).  With pin, the range is held:
+ * an aclrtUnmapMem or aclrtReleaseMemAddress of it leaves the pages mapped
+ * until acl__vmm_unpin(*pin) (and until the work queued before it passed).
+ * Takes vmm_lock: call with no registry lock held. */
+bool acl__vmm_mapped(const void *p, size_t n, bool write, void **pin);
+void acl__vmm_unpin(void *pin);
 /* aclrtFree of managed memory: drop its advice (acl_managed.c). */
 void acl__managed_forget(void *p);
 /* [p, p+n) lies in a range registered by aclrtHostRegister. */

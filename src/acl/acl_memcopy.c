@@ -9,6 +9,13 @@
  * batch variants, a copy whose host side is plain (not ACL-allocated)
  * memory returns only once the copy is done: the call enqueues the task
  * and then synchronizes the stream.
+ *
+ * Every side of every copy is checked by acl__mem_side (acl_memory.c), the
+ * rule of aclrtMemcpy: at the call for the addresses the call is given
+ * (the 2-D spans whole, each copy of a batch), and when the task runs for
+ * the addresses read from device memory then (with offset, with a
+ * descriptor), since the blocks they name may be freed or unmapped by
+ * then.  A task whose addresses fail there copies nothing.
  */
 #include "acl_internal.h"
 
@@ -33,9 +40,28 @@ aclError acl__enqueue_task(const char *fn, aclrtStream stream,
   return ACL_SUCCESS;
 }
 
+/* As acl__enqueue_task, letting the held reserved ranges go once the task
+ * is enqueued (an unmap after that waits for it), before any wait. */
+static aclError enqueue_held(const char *fn, aclrtStream stream,
+                             evrt_host_fn run, void *task, bool wait,
+                             struct acl__pins *pins) {
+  evrt_stream_t h;
+  aclError r = acl__stream(fn, stream, &h);
+  evrt_status_t st = EVRT_SUCCESS;
+  if (!r && (st = evrt_launch_host_func_labeled(h, run, task, fn)))
+    r = acl__st(st, fn);
+  acl__pins_drop(pins);
+  if (r) {
+    free(task);
+    return r;
+  }
+  if (wait && (st = evrt_stream_synchronize(h)))
+    return acl__st(st, fn);
+  return ACL_SUCCESS;
+}
+
 bool acl__is_acl_memory(const void *p, size_t n) {
-  struct acl__blk b;
-  return acl__mem_find(p, n ? n : 1, &b);
+  return acl__mem_usable(p, n, false);
 }
 
 /* ----------------------------------------------------------------- 2-D */
@@ -65,10 +91,14 @@ static void run_copy2d(void *p) {
 /* CANN's checks: an empty copy (width or height 0) succeeds at once; then
  * dst/src non-NULL, width <= both pitches, and a kind among H2D, D2H, D2D
  * and DEFAULT; all 100000.  The async variant also caps width at 5000000
- * and height at 5 Mi rows. */
+ * and height at 5 Mi rows.  Then aclrtMemcpy's rules on each side's span,
+ * [ptr, ptr + (height-1)*pitch + width) (issue 23 item 2): in one block of
+ * the layer (mapped pages of a reserved range, held in pins), or host
+ * memory where the kind names host memory; 100000 otherwise. */
 static aclError check2d(const char *fn, void *dst, size_t dpitch,
                         const void *src, size_t spitch, size_t width,
-                        size_t height, aclrtMemcpyKind kind, bool async) {
+                        size_t height, aclrtMemcpyKind kind, bool async,
+                        struct acl__pins *pins) {
   if (!dst || !src)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "%s is NULL",
                      dst ? "src" : "dst");
@@ -88,7 +118,21 @@ static aclError check2d(const char *fn, void *dst, size_t dpitch,
   if ((height - 1) > (SIZE_MAX - width) / (dpitch ? dpitch : 1) ||
       (height - 1) > (SIZE_MAX - width) / (spitch ? spitch : 1))
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "the copy wraps around");
-  return ACL_SUCCESS;
+  size_t dspan = (height - 1) * dpitch + width;
+  size_t sspan = (height - 1) * spitch + width;
+  bool dev_dst = kind == ACL_MEMCPY_HOST_TO_DEVICE ||
+                 kind == ACL_MEMCPY_DEVICE_TO_DEVICE;
+  bool dev_src = kind == ACL_MEMCPY_DEVICE_TO_HOST ||
+                 kind == ACL_MEMCPY_DEVICE_TO_DEVICE;
+  aclError r = acl__mem_side(
+      fn, ACL_ERROR_INVALID_PARAM, "dst", dst, dspan,
+      ACL__SIDE_WRITE | (dev_dst ? ACL__SIDE_DEVICE : ACL__SIDE_HOST), pins);
+  if (!r)
+    r = acl__mem_side(fn, ACL_ERROR_INVALID_PARAM, "src", src, sspan,
+                      dev_src ? ACL__SIDE_DEVICE : ACL__SIDE_HOST, pins);
+  if (r)
+    acl__pins_drop(pins);
+  return r;
 }
 
 aclError aclrtMemcpy2d(void *dst, size_t dpitch, const void *src,
@@ -97,12 +141,15 @@ aclError aclrtMemcpy2d(void *dst, size_t dpitch, const void *src,
   static const char fn[] = "aclrtMemcpy2d";
   if (width == 0 || height == 0)
     return ACL_SUCCESS;
-  aclError r = check2d(fn, dst, dpitch, src, spitch, width, height, kind, 0);
+  struct acl__pins pins = ACL__PINS_INIT;
+  aclError r = check2d(fn, dst, dpitch, src, spitch, width, height, kind, 0,
+                       &pins);
   if (r)
     return r;
   for (size_t i = 0; i < height; i++)
     checked_move((char *)dst + i * dpitch, (const char *)src + i * spitch,
                  width);
+  acl__pins_drop(&pins);
   return ACL_SUCCESS;
 }
 
@@ -112,18 +159,22 @@ aclError aclrtMemcpy2dAsync(void *dst, size_t dpitch, const void *src,
   static const char fn[] = "aclrtMemcpy2dAsync";
   if (width == 0 || height == 0)
     return ACL_SUCCESS;
-  aclError r = check2d(fn, dst, dpitch, src, spitch, width, height, kind, 1);
+  struct acl__pins pins = ACL__PINS_INIT; /* held until enqueued */
+  aclError r = check2d(fn, dst, dpitch, src, spitch, width, height, kind, 1,
+                       &pins);
   if (r)
     return r;
   struct copy2d *t = malloc(sizeof *t);
-  if (!t)
+  if (!t) {
+    acl__pins_drop(&pins);
     return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
+  }
   *t = (struct copy2d){dst, src, dpitch, spitch, width, height};
   size_t dspan = (height - 1) * dpitch + width;
   size_t sspan = (height - 1) * spitch + width;
   bool plain = (kind == ACL_MEMCPY_HOST_TO_DEVICE && !acl__is_acl_memory(src, sspan)) ||
                (kind == ACL_MEMCPY_DEVICE_TO_HOST && !acl__is_acl_memory(dst, dspan));
-  return acl__enqueue_task(fn, stream, run_copy2d, t, plain);
+  return enqueue_held(fn, stream, run_copy2d, t, plain, &pins);
 }
 
 /* ------------------------------------------------------------ MemsetD32 */
@@ -218,12 +269,33 @@ struct addr_copy {
   size_t dst_off, src_off, count;
 };
 
+/* The addresses a task read from device memory, checked when it runs as
+ * aclrtMemcpy's device sides are (the blocks may be freed or unmapped since
+ * the enqueue); the reserved ranges stay held for the copy.  False: copy
+ * nothing. */
+static bool run_sides_ok(const char *fn, uintptr_t d, uintptr_t s, size_t n,
+                         struct acl__pins *pins) {
+  if (!d || !s || d + n < d || s + n < s)
+    return false;
+  return !acl__mem_side(fn, ACL_ERROR_RT_PARAM_INVALID, "dst",
+                        (void *)d, n, ACL__SIDE_WRITE | ACL__SIDE_DEVICE,
+                        pins) &&
+         !acl__mem_side(fn, ACL_ERROR_RT_PARAM_INVALID, "src",
+                        (const void *)s, n, ACL__SIDE_DEVICE, pins);
+}
+
 static void run_addr_copy(void *arg) {
   struct addr_copy *t = arg;
-  char *d = *(char *const *)t->dst_slot;
-  const char *s = *(const char *const *)t->src_slot;
-  if (d && s)
-    checked_move(d + t->dst_off, s + t->src_off, t->count);
+  uintptr_t d = *(const uintptr_t *)t->dst_slot;
+  uintptr_t s = *(const uintptr_t *)t->src_slot;
+  struct acl__pins pins = ACL__PINS_INIT;
+  /* base + offset, without wrapping (checked), as the copy's sides */
+  if (d + t->dst_off >= d && s + t->src_off >= s &&
+      run_sides_ok("aclrtMemcpyAsyncWithOffset", d + t->dst_off,
+                   s + t->src_off, t->count, &pins))
+    checked_move((void *)(d + t->dst_off), (const void *)(s + t->src_off),
+                 t->count);
+  acl__pins_drop(&pins);
   free(t);
 }
 
@@ -312,6 +384,13 @@ aclError aclrtSetMemcpyDesc(void *desc, aclrtMemcpyKind kind, void *srcAddr,
                                 : "config is reserved and must be NULL");
   if ((r = check_desc_mem(fn, desc)))
     return r;
+  /* the copy's sides, as aclrtMemcpy's device sides (checked again when
+   * the copy runs) */
+  if ((r = acl__mem_side(fn, ACL_ERROR_INVALID_PARAM, "dstAddr", dstAddr,
+                         count, ACL__SIDE_WRITE | ACL__SIDE_DEVICE, NULL)) ||
+      (r = acl__mem_side(fn, ACL_ERROR_INVALID_PARAM, "srcAddr", srcAddr,
+                         count, ACL__SIDE_DEVICE, NULL)))
+    return r;
   struct desc d = {DESC_MAGIC, (uintptr_t)srcAddr, (uintptr_t)dstAddr, count};
   memcpy(desc, &d, sizeof d);
   return ACL_SUCCESS;
@@ -321,9 +400,13 @@ static void run_desc_copy(void *arg) {
   const void *descp = *(const void **)arg;
   struct desc d;
   memcpy(&d, descp, sizeof d);
-  if (d.magic == DESC_MAGIC && d.src && d.dst)
+  struct acl__pins pins = ACL__PINS_INIT;
+  if (d.magic == DESC_MAGIC && d.count <= SIZE_MAX &&
+      run_sides_ok("aclrtMemcpyAsyncWithDesc", (uintptr_t)d.dst,
+                   (uintptr_t)d.src, (size_t)d.count, &pins))
     checked_move((void *)(uintptr_t)d.dst, (const void *)(uintptr_t)d.src,
                  (size_t)d.count);
+  acl__pins_drop(&pins);
   free(arg);
 }
 
@@ -384,7 +467,8 @@ static int attr_dir(const aclrtMemcpyBatchAttr *a) {
 static aclError check_batch(const char *fn, void **dsts, size_t *destMaxs,
                             void **srcs, size_t *sizes, size_t n,
                             aclrtMemcpyBatchAttr *attrs, size_t *idx,
-                            size_t numAttrs, size_t *failIndex, bool *plain) {
+                            size_t numAttrs, size_t *failIndex, bool *plain,
+                            struct acl__pins *pins) {
   if (failIndex)
     *failIndex = SIZE_MAX;
   if (!dsts || !destMaxs || !srcs || !attrs || !idx)
@@ -430,15 +514,20 @@ static aclError check_batch(const char *fn, void **dsts, size_t *destMaxs,
         continue;
       void *dev = d > 0 ? dsts[i] : srcs[i];
       void *host = d > 0 ? srcs[i] : dsts[i];
-      struct acl__blk b;
-      if (!dev || !host || !acl__mem_find(dev, sizes[i], &b) ||
-          b.kind == ACL__MEM_HOST) {
+      /* aclrtMemcpy's rules for each copy: the device side device memory
+       * of the layer, the host side that or host memory of this process
+       * (a stray or freed pointer: 107000 at its index, nothing copied) */
+      unsigned wd = d > 0 ? ACL__SIDE_WRITE : 0u, wh = d > 0 ? 0u : ACL__SIDE_WRITE;
+      aclError r = acl__mem_side(fn, ACL_ERROR_RT_PARAM_INVALID, "device side",
+                                 dev, sizes[i], ACL__SIDE_DEVICE | wd, pins);
+      if (!r)
+        r = acl__mem_side(fn, ACL_ERROR_RT_PARAM_INVALID, "host side", host,
+                          sizes[i], ACL__SIDE_HOST | wh, pins);
+      if (r) {
+        acl__pins_drop(pins);
         if (failIndex)
           *failIndex = i;
-        return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
-                         "copy %zu: the device side is not device memory of "
-                         "%zu bytes",
-                         i, sizes[i]);
+        return r;
       }
       if (!acl__is_acl_memory(host, sizes[i]))
         *plain = true;
@@ -464,26 +553,30 @@ static aclError batch(const char *fn, void **dsts, size_t *destMaxs,
     return ACL_SUCCESS;
   }
   bool plain = false;
+  struct acl__pins pins = ACL__PINS_INIT; /* held until copied or enqueued */
   aclError r = check_batch(fn, dsts, destMaxs, srcs, sizes, n, attrs, idx,
-                           numAttrs, failIndex, &plain);
+                           numAttrs, failIndex, &plain, &pins);
   if (r)
     return r;
   if (!async) {
     for (size_t i = 0; i < n; i++)
       if (sizes[i])
         checked_move(dsts[i], srcs[i], sizes[i]);
+    acl__pins_drop(&pins);
     return ACL_SUCCESS;
   }
   struct batch *b = malloc(sizeof *b + n * sizeof b->item[0]);
-  if (!b)
+  if (!b) {
+    acl__pins_drop(&pins);
     return acl__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of memory");
+  }
   b->n = n;
   for (size_t i = 0; i < n; i++) {
     b->item[i].dst = dsts[i];
     b->item[i].src = srcs[i];
     b->item[i].size = sizes[i];
   }
-  return acl__enqueue_task(fn, stream, run_batch, b, plain);
+  return enqueue_held(fn, stream, run_batch, b, plain, &pins);
 }
 
 aclError aclrtMemcpyBatch(void **dsts, size_t *destMaxs, void **srcs,

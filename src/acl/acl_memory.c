@@ -23,6 +23,15 @@
  * before the free (evrt_device_launch_host_func): a copy or kernel queued
  * before the free reads or writes memory that is still mapped, as it would
  * on the device.
+ *
+ * Checking a side of a copy or fill (acl__mem_side, issue 13 item 2 and
+ * issue 23 items 2, 3 and 8): one rule for every copy and fill call, the
+ * 2-D, batch and run-time-addressed ones included.  A range inside a block
+ * must fit the block; in a reserved virtual range it must lie in mapped
+ * pages with the access the call needs (acl_vmm.c, which holds them mapped
+ * while the call copies or enqueues); outside every block it is host memory
+ * where the call takes host memory, unless it touches one of the last
+ * GRAVES blocks freed (a use after free: the heap may still map the bytes).
  */
 #include "acl_internal.h"
 
@@ -143,6 +152,84 @@ static bool freed_recently(const void *p, size_t n) {
           graves[i].start < e;
   pthread_mutex_unlock(&mem_lock);
   return hit;
+}
+
+bool acl__mem_usable(const void *p, size_t n, bool write) {
+  struct acl__blk b;
+  if (!find(p, n ? n : 1, &b))
+    return false;
+  return b.kind != ACL__MEM_VIRTUAL || acl__vmm_mapped(p, n, write, NULL);
+}
+
+void acl__pins_drop(struct acl__pins *pins) {
+  if (!pins)
+    return;
+  for (int i = 0; i < pins->n; i++)
+    acl__vmm_unpin(pins->r[i]);
+  pins->n = 0;
+}
+
+/* Hold the reserved range of [p, p+n) in pins (one entry per range: a
+ * second hold of one range is let go at once, the first still holds it). */
+static bool pin_side(const void *p, size_t n, bool write,
+                     struct acl__pins *pins) {
+  if (!pins)
+    return acl__vmm_mapped(p, n, write, NULL);
+  void *pin;
+  if (!acl__vmm_mapped(p, n, write, &pin))
+    return false;
+  for (int i = 0; i < pins->n; i++)
+    if (pins->r[i] == pin) {
+      acl__vmm_unpin(pin);
+      return true;
+    }
+  if (pins->n == (int)(sizeof pins->r / sizeof pins->r[0])) {
+    acl__vmm_unpin(pin);
+    return false; /* more reserved ranges than one call can hold */
+  }
+  pins->r[pins->n++] = pin;
+  return true;
+}
+
+aclError acl__mem_side(const char *fn, aclError code, const char *what,
+                       const void *p, size_t n, unsigned how,
+                       struct acl__pins *pins) {
+  bool write = (how & ACL__SIDE_WRITE) != 0;
+  const char *acc = write ? "writable" : "readable";
+  struct acl__blk b;
+  if (!p)
+    return acl__fail(code, fn, "%s is NULL", what);
+  if (find(p, n, &b)) {
+    if ((how & ACL__SIDE_DEVICE) && b.kind == ACL__MEM_HOST)
+      return acl__fail(code, fn,
+                       "%s %p is host memory from aclrtMallocHost; the copy "
+                       "kind names device memory there",
+                       what, p);
+    if (b.kind == ACL__MEM_VIRTUAL && !pin_side(p, n, write, pins))
+      return acl__fail(code, fn,
+                       "%s %p (%zu bytes) is in a reserved address range "
+                       "but not all in pages mapped %s (aclrtMapMem, "
+                       "aclrtMemSetAccess)",
+                       what, p, n, acc);
+    return ACL_SUCCESS;
+  }
+  if (find(p, 1, &b))
+    return acl__fail(code, fn, "%s %p: %zu bytes run past the end of its block",
+                     what, p, n);
+  if (!(how & ACL__SIDE_HOST))
+    return acl__fail(code, fn,
+                     "%s %p (%zu bytes) is not device memory of the layer "
+                     "(aclrtMalloc, a mapped reserved range, imported memory)",
+                     what, p, n);
+  if (freed_recently(p, n))
+    return acl__fail(code, fn,
+                     "%s %p (%zu bytes) is in a block that aclrtFree or "
+                     "aclrtFreeHost released",
+                     what, p, n);
+  if (!acl__host_range_ok(p, n, write))
+    return acl__fail(code, fn, "%s %p (%zu bytes) is not %s memory of this "
+                     "process", what, p, n, acc);
+  return ACL_SUCCESS;
 }
 
 /* pad: aclrtMalloc's 32 extra bytes (aclrtMallocAlign32 has none). */
@@ -276,27 +363,15 @@ aclError aclrtFreeHost(void *hostPtr) {
   return release("aclrtFreeHost", hostPtr, true);
 }
 
-/* A host side of a copy: a block of the layer holding [p, p+count), or,
- * outside every block, host memory with the access the copy needs over the
- * whole range (acl_hostmem.c: system calls, only on this path). */
-static aclError host_side(const char *fn, const char *what, const void *p,
-                          size_t count, bool write) {
-  struct acl__blk b;
-  if (find(p, count, &b))
-    return ACL_SUCCESS;
-  if (find(p, 1, &b))
-    return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
-                     "%s %p: %zu bytes run past the end of its block", what,
-                     p, count);
-  if (!acl__host_range_ok(p, count, write))
-    return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
-                     "%s %p (%zu bytes) is not %s memory of this process",
-                     what, p, count, write ? "writable" : "readable");
-  return ACL_SUCCESS;
-}
-
+/* aclrtMemcpy's rules (also aclrtMemcpyAsync's): the side(s) the kind
+ * names device memory must be memory of the layer that is not
+ * aclrtMallocHost's, for the whole count; a host side (the others; both for
+ * DEFAULT) may also be host memory outside every block, readable (source)
+ * or writable (destination) over the whole count (acl__mem_side).  Reserved
+ * ranges met are held in pins; on an error nothing is held. */
 static aclError copy_checks(const char *fn, void *dst, size_t destMax,
-                            const void *src, size_t count, int kind) {
+                            const void *src, size_t count, int kind,
+                            struct acl__pins *pins) {
   if (!dst || !src)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "%s is NULL",
                           dst ? "src" : "dst");
@@ -306,13 +381,6 @@ static aclError copy_checks(const char *fn, void *dst, size_t destMax,
                           destMax);
   if (kind < ACL_MEMCPY_HOST_TO_HOST || kind > ACL_MEMCPY_INTER_DEVICE_TO_DEVICE)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "unknown kind %d", kind);
-  /* The device side(s) the kind names must be memory the layer knows as
-   * device memory (any block but aclrtMallocHost's), for the whole count:
-   * a stray pointer is ACL's invalid parameter, not a crash (issue 13 item
-   * 2).  A host side (the others; both for DEFAULT) is a block of the layer
-   * holding the whole count, or, outside every block, host memory of this
-   * process readable (source) or writable (destination) over the whole
-   * count (host_side). */
   bool dev_dst = kind == ACL_MEMCPY_HOST_TO_DEVICE ||
                  kind == ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE ||
                  kind == ACL_MEMCPY_DEVICE_TO_DEVICE ||
@@ -322,23 +390,15 @@ static aclError copy_checks(const char *fn, void *dst, size_t destMax,
                  kind == ACL_MEMCPY_DEVICE_TO_DEVICE ||
                  kind == ACL_MEMCPY_INNER_DEVICE_TO_DEVICE ||
                  kind == ACL_MEMCPY_INTER_DEVICE_TO_DEVICE;
-  struct acl__blk b;
-  aclError r;
-  if (dev_dst && !(find(dst, count, &b) && b.kind != ACL__MEM_HOST))
-    return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
-                     "dst %p (%zu bytes) is not device memory from "
-                     "aclrtMalloc (kind %d names a device destination)",
-                     dst, count, kind);
-  if (dev_src && !(find(src, count, &b) && b.kind != ACL__MEM_HOST))
-    return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
-                     "src %p (%zu bytes) is not device memory from "
-                     "aclrtMalloc (kind %d names a device source)",
-                     src, count, kind);
-  if (!dev_dst && (r = host_side(fn, "dst", dst, count, true)))
-    return r;
-  if (!dev_src && (r = host_side(fn, "src", src, count, false)))
-    return r;
-  return ACL_SUCCESS;
+  aclError r = acl__mem_side(
+      fn, ACL_ERROR_INVALID_PARAM, "dst", dst, count,
+      ACL__SIDE_WRITE | (dev_dst ? ACL__SIDE_DEVICE : ACL__SIDE_HOST), pins);
+  if (!r)
+    r = acl__mem_side(fn, ACL_ERROR_INVALID_PARAM, "src", src, count,
+                      dev_src ? ACL__SIDE_DEVICE : ACL__SIDE_HOST, pins);
+  if (r)
+    acl__pins_drop(pins);
+  return r;
 }
 
 /* aclrtMemset's pointer: memory the layer knows, for count bytes, or (when
@@ -346,55 +406,59 @@ static aclError copy_checks(const char *fn, void *dst, size_t destMax,
  * (CANN sets host memory too: the memory/12 sample clears a stack
  * structure). */
 static aclError set_checks(const char *fn, void *p, size_t max, size_t count,
-                           bool host_ok) {
+                           bool host_ok, struct acl__pins *pins) {
   if (!p)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "devPtr is NULL");
   if (count > max)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
                      "count %zu is larger than maxCount %zu", count, max);
-  struct acl__blk b;
-  if (find(p, count, &b))
-    return ACL_SUCCESS;
-  if (host_ok && !find(p, 1, &b) && !freed_recently(p, count) &&
-      acl__host_range_ok(p, count, true))
-    return ACL_SUCCESS;
-  return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
-                   "devPtr %p (%zu bytes) is not memory from aclrtMalloc "
-                   "or aclrtMallocHost%s",
-                   p, count, host_ok ? ", nor writable host memory" : "");
+  return acl__mem_side(fn, ACL_ERROR_INVALID_PARAM, "devPtr", p, count,
+                       ACL__SIDE_WRITE | (host_ok ? ACL__SIDE_HOST : 0u),
+                       pins);
 }
 
 aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
                      aclrtMemcpyKind kind) {
-  aclError r = copy_checks("aclrtMemcpy", dst, destMax, src, count, (int)kind);
-  if (r || (r = acl__mdl_unsafe("aclrtMemcpy",
-                                ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT)))
+  struct acl__pins pins = ACL__PINS_INIT; /* reserved ranges, held mapped */
+  aclError r = copy_checks("aclrtMemcpy", dst, destMax, src, count,
+                           (int)kind, &pins);
+  if (r)
     return r;
-  evrt_check_access(src, count, EVRT_CHECK_READ); /* EVRT_CHECK */
-  evrt_check_access(dst, count, EVRT_CHECK_WRITE);
-  /* At once, with no implicit synchronization (CANN's doc): work queued
-   * on the blocks still runs after (docs/acl.md). */
-  if (count) {
-    memmove(dst, src, count);
-    evrt_value_notify(dst, count); /* aclrtValueWait on these bytes */
+  r = acl__mdl_unsafe("aclrtMemcpy", ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT);
+  if (!r) {
+    evrt_check_access(src, count, EVRT_CHECK_READ); /* EVRT_CHECK */
+    evrt_check_access(dst, count, EVRT_CHECK_WRITE);
+    /* At once, with no implicit synchronization (CANN's doc): work queued
+     * on the blocks still runs after (docs/acl.md). */
+    if (count) {
+      memmove(dst, src, count);
+      evrt_value_notify(dst, count); /* aclrtValueWait on these bytes */
+    }
   }
-  return ACL_SUCCESS;
+  acl__pins_drop(&pins);
+  return r;
 }
 
 aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
                           size_t count, aclrtMemcpyKind kind,
                           aclrtStream stream) {
   static const char fn[] = "aclrtMemcpyAsync";
-  aclError r = copy_checks(fn, dst, destMax, src, count, (int)kind);
+  /* reserved ranges held mapped until the copy is enqueued (acl_vmm.c) */
+  struct acl__pins pins = ACL__PINS_INIT;
+  aclError r = copy_checks(fn, dst, destMax, src, count, (int)kind, &pins);
   if (r)
     return r;
-  if (kind == ACL_MEMCPY_HOST_TO_HOST)
+  if (kind == ACL_MEMCPY_HOST_TO_HOST) {
+    acl__pins_drop(&pins);
     return acl__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, fn,
                           "host-to-host copies are not asynchronous: use "
                           "aclrtMemcpy");
+  }
   evrt_stream_t h;
-  if ((r = acl__stream(fn, stream, &h)))
+  if ((r = acl__stream(fn, stream, &h))) {
+    acl__pins_drop(&pins);
     return r;
+  }
   /* The host side of the copy: plain (not ACL-allocated) host memory makes
    * the call return only after the copy completes. */
   struct acl__blk b;
@@ -407,9 +471,12 @@ aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
     sync = !find(src, count, &b) || !find(dst, count, &b);
   /* A blocking copy is potentially unsafe during a capture; allowed, it is
    * captured without the synchronize (acl_mdl.c). */
-  if (sync && (r = acl__mdl_blocking_copy(fn, h, &sync)))
+  if (sync && (r = acl__mdl_blocking_copy(fn, h, &sync))) {
+    acl__pins_drop(&pins);
     return r;
+  }
   evrt_status_t st = evrt_memcpy_async(h, dst, src, count);
+  acl__pins_drop(&pins); /* enqueued: an unmap now waits for it */
   if (st == EVRT_SUCCESS && sync)
     st = evrt_stream_synchronize(h);
   return acl__st(st, fn);
@@ -418,29 +485,33 @@ aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
 aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value,
                      size_t count) {
   static const char fn[] = "aclrtMemset";
-  aclError r = set_checks(fn, devPtr, maxCount, count, true);
+  struct acl__pins pins = ACL__PINS_INIT;
+  aclError r = set_checks(fn, devPtr, maxCount, count, true, &pins);
   if (r)
     return r;
   r = acl__mdl_unsafe(fn, ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT);
-  if (r)
-    return r;
-  evrt_check_access(devPtr, count, EVRT_CHECK_WRITE); /* EVRT_CHECK */
-  memset(devPtr, value, count);
-  evrt_value_notify(devPtr, count); /* aclrtValueWait on these bytes */
-  return ACL_SUCCESS;
+  if (!r) {
+    evrt_check_access(devPtr, count, EVRT_CHECK_WRITE); /* EVRT_CHECK */
+    memset(devPtr, value, count);
+    evrt_value_notify(devPtr, count); /* aclrtValueWait on these bytes */
+  }
+  acl__pins_drop(&pins);
+  return r;
 }
 
 aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value,
                           size_t count, aclrtStream stream) {
   static const char fn[] = "aclrtMemsetAsync";
-  aclError r = set_checks(fn, devPtr, maxCount, count, false);
+  struct acl__pins pins = ACL__PINS_INIT; /* held until enqueued */
+  aclError r = set_checks(fn, devPtr, maxCount, count, false, &pins);
   if (r)
     return r;
   evrt_stream_t h;
   r = acl__stream(fn, stream, &h);
-  if (r)
-    return r;
-  return acl__st(evrt_memset_async(h, devPtr, value, count), fn);
+  if (!r)
+    r = acl__st(evrt_memset_async(h, devPtr, value, count), fn);
+  acl__pins_drop(&pins);
+  return r;
 }
 
 /* ------------------------------------------------- acl_base.h variants */

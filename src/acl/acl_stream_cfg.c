@@ -4,8 +4,13 @@
  * stream was created with (aclrtStreamGetFlags, aclrtStreamGetPriority).
  *
  * aclrtStreamConfigHandle is CANN's public struct {workptr, workSize, flag,
- * priority}; the handle is plain caller-visible memory, as in CANN, so it is
- * not validated beyond NULL.  The work buffer fields are stored and unused
+ * priority}; the handle is plain caller-visible memory, as in CANN (a
+ * program may keep one of its own), so a handle is only checked to be
+ * memory the call may read (and write, for aclrtSetStreamConfigOpt): a
+ * stray pointer is 100000, not a crash (the Python binding takes any
+ * integer; issue 23, fuzz suite).  aclrtDestroyStreamConfigHandle frees,
+ * so it takes only the handles aclrtCreateStreamConfigHandle made (kept in
+ * `handles`, under cfg_lock, a leaf).  The work buffer fields are stored and unused
  * (a CPU stream needs no device work memory).  Flags and priority are kept
  * in the stream's side-table entry (acl__streams, under acl__lock).
  */
@@ -13,19 +18,47 @@
 
 #include <stdlib.h>
 
+/* A handle the layer made: the struct, then its link. */
+struct made {
+  aclrtStreamConfigHandle h; /* first: the handle is its address */
+  struct made *next;
+};
+static ACL__MUTEX(cfg_lock)
+static struct made *handles;
+
 aclrtStreamConfigHandle *aclrtCreateStreamConfigHandle(void) {
-  aclrtStreamConfigHandle *h = calloc(1, sizeof *h);
-  if (!h)
+  struct made *m = calloc(1, sizeof *m);
+  if (!m) {
     acl__fail(ACL_ERROR_BAD_ALLOC, "aclrtCreateStreamConfigHandle",
               "out of memory");
-  return h;
+    return NULL;
+  }
+  pthread_mutex_lock(&cfg_lock);
+  m->next = handles;
+  handles = m;
+  pthread_mutex_unlock(&cfg_lock);
+  return &m->h;
 }
 
 aclError aclrtDestroyStreamConfigHandle(aclrtStreamConfigHandle *handle) {
+  static const char fn[] = "aclrtDestroyStreamConfigHandle";
   if (!handle)
-    return acl__fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyStreamConfigHandle",
-                     "handle is NULL");
-  free(handle);
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "handle is NULL");
+  struct made *m = NULL;
+  pthread_mutex_lock(&cfg_lock);
+  for (struct made **pp = &handles; *pp; pp = &(*pp)->next)
+    if (&(*pp)->h == handle) {
+      m = *pp;
+      *pp = m->next;
+      break;
+    }
+  pthread_mutex_unlock(&cfg_lock);
+  if (!m)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
+                     "%p was not made by aclrtCreateStreamConfigHandle (or "
+                     "was destroyed)",
+                     (void *)handle);
+  free(m);
   return ACL_SUCCESS;
 }
 
@@ -40,6 +73,13 @@ aclError aclrtSetStreamConfigOpt(aclrtStreamConfigHandle *handle,
   if (!handle || !attrValue)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "%s is NULL",
                      handle ? "attrValue" : "handle");
+  if (!acl__host_range_ok(handle, sizeof *handle, true))
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
+                     "handle %p is not writable memory", (void *)handle);
+  if (!acl__host_range_ok(attrValue, valueSize, false))
+    return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
+                     "attrValue %p (%zu bytes) is not readable memory",
+                     attrValue, valueSize);
   switch (attr) {
   case ACL_RT_STREAM_WORK_ADDR_PTR:
     if (valueSize != sizeof(void *))
@@ -86,6 +126,9 @@ aclError aclrtCreateStreamV2(aclrtStream *stream,
                      "stream is NULL");
   if (!handle) /* CANN: no handle is a default configuration */
     return aclrtCreateStreamWithConfig(stream, 0, 0);
+  if (!acl__host_range_ok(handle, sizeof *handle, false))
+    return acl__fail(ACL_ERROR_INVALID_PARAM, "aclrtCreateStreamV2",
+                     "handle %p is not readable memory", (const void *)handle);
   if (handle->flag > UINT32_MAX)
     return acl__fail(ACL_ERROR_INVALID_PARAM, "aclrtCreateStreamV2",
                      "flag 0x%zx does not fit the stream flags", handle->flag);

@@ -12,15 +12,13 @@
 #include "acl_internal.h"
 
 static aclError check(const char *fn, void *addr) {
-  struct acl__blk b;
   if (!addr || ((uintptr_t)addr & 7u))
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "devAddr %p is %s", addr,
                      addr ? "not 8-byte aligned" : "NULL");
-  if (!acl__mem_find(addr, sizeof(uint64_t), &b) || b.kind == ACL__MEM_HOST)
-    return acl__fail(ACL_ERROR_INVALID_PARAM, fn,
-                     "devAddr %p is not device memory from aclrtMalloc",
-                     addr);
-  return ACL_SUCCESS;
+  /* device memory of the layer (mapped pages of a reserved range) */
+  return acl__mem_side(fn, ACL_ERROR_INVALID_PARAM, "devAddr", addr,
+                       sizeof(uint64_t), ACL__SIDE_WRITE | ACL__SIDE_DEVICE,
+                       NULL);
 }
 
 aclError aclrtValueWrite(void *devAddr, uint64_t value, uint32_t flag,

@@ -19,15 +19,38 @@
  *    still hold it, as CANN requires), checks the nonce and, unless the
  *    exporter disabled it, that its own pid is on the whitelist (207006).
  *
+ * Unmapping (issue 23 item 3).  Only mapped pages are memory of the layer:
+ * the copy and fill calls ask acl__vmm_mapped, and a range touching a page
+ * never mapped, unmapped, or without the access the call needs is refused
+ * (100000).  A call that passed that check holds the reservation ("users")
+ * while it copies (the synchronous calls) or enqueues (the asynchronous
+ * ones).  aclrtUnmapMem takes the mapping away for the program at once (the
+ * checks fail from then on), but its pages stay mapped, and the physical
+ * memory referenced, as CANN's driver keeps them for the tasks already
+ * queued: until no call holds the reservation and then every stream has
+ * passed the work enqueued before (evrt_device_launch_host_func); only then
+ * do they become PROT_NONE again (the pages a new aclrtMapMem took in the
+ * meantime are left to it).  So a copy validated at its enqueue and unmapped
+ * before it runs reads and writes the old pages instead of crashing a
+ * worker.  aclrtReleaseMemAddress of a range with such pages pending keeps
+ * the address range until they are done.  Nobody waits: the last user, or
+ * the deferred task, finishes the unmap.  Lowering a mapping's access
+ * (aclrtMemSetAccess, or aclrtMemMapNoAccess over pages an unmap still
+ * keeps) works the same way: the checks see the new access at once, the
+ * pages get it once the work queued before has passed (the last pending
+ * lowering of a mapping applies it).
+ *
  * Physical handles are pointers to struct phys, validated against the list
  * of live ones.  Lock order: vmm_lock -> the block registry's lock
  * (acl__mem_track/untrack).  vmm_lock is a mutex, held across mmap,
- * mprotect and open: no spin lock is involved.
+ * mprotect and open: no spin lock is involved.  evrt calls (the deferred
+ * launch) are made without it.
  */
 #include "acl_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,20 +92,43 @@ struct mapping {
   uintptr_t va;
   size_t size;
   struct phys *phys;
-  uint64_t access;   /* aclrtMemAccessFlags */
+  uint64_t access;   /* aclrtMemAccessFlags: what the checks allow */
+  int prot;          /* the pages' protection: access's, or more while a
+                        lowering waits for queued work (top of file) */
+  uint64_t gen;      /* names it in a pending lowering */
   struct mapping *next;
+};
+
+/* An unmap whose pages are not given back yet, or a lowering of a
+ * mapping's protection not applied yet (top of file). */
+enum { UNMAP_HELD, UNMAP_QUEUED, UNMAP_READY };
+struct unmap {
+  struct reserve *r;
+  uintptr_t va;
+  size_t size;
+  struct phys *phys; /* an unmap's physical memory; NULL: a lowering */
+  uint64_t gen;      /* a lowering's mapping */
+  int state; /* HELD: users were in at the unmap, the last one queues it;
+                QUEUED: waits for the work queued before; READY: that work
+                passed, users came in since, the last one finishes it */
+  struct unmap *next, *launch_next;
 };
 
 struct reserve {
   uintptr_t start;
   size_t size;
   struct mapping *maps;
+  struct unmap *unmaps; /* unmapped for the program, pages still there */
+  unsigned users;       /* calls holding it (acl__vmm_mapped with pin) */
+  bool released;        /* aclrtReleaseMemAddress'd with unmaps pending:
+                           off the list, munmap'd by the last of them */
   struct reserve *next;
 };
 
 static ACL__MUTEX(vmm_lock)
 static struct phys *phys_list;
 static struct reserve *reserves;
+static uint64_t mapping_gen; /* under vmm_lock */
 
 static size_t page_size(void) {
   long p = sysconf(_SC_PAGESIZE);
@@ -117,6 +163,198 @@ static void phys_put_locked(struct phys *p) {
   close(p->fd);
   p->magic = 0;
   free(p);
+}
+
+/* ------------------------------------------------------ held ranges */
+
+/* [a, a+n) (n > 0, no wrap) lies in mappings of r with read access, and
+ * write access when write (vmm_lock held). */
+static bool covered_locked(const struct reserve *r, uintptr_t a, size_t n,
+                           bool write) {
+  uintptr_t cur = a, end = a + n;
+  while (cur < end) {
+    const struct mapping *hit = NULL;
+    for (const struct mapping *x = r->maps; x && !hit; x = x->next)
+      if (cur >= x->va && cur - x->va < x->size)
+        hit = x;
+    if (!hit)
+      return false; /* never mapped, or unmapped */
+    if (hit->access != ACL_RT_MEM_ACCESS_FLAGS_READWRITE &&
+        (write || hit->access != ACL_RT_MEM_ACCESS_FLAGS_READ))
+      return false; /* mapped without the access the call needs */
+    cur = hit->va + hit->size;
+  }
+  return true;
+}
+
+static struct reserve *reserve_of_locked(uintptr_t va, size_t n);
+
+bool acl__vmm_mapped(const void *p, size_t n, bool write, void **pin) {
+  uintptr_t a = (uintptr_t)p;
+  size_t len = n ? n : 1;
+  if (!p || a + len < a)
+    return false;
+  pthread_mutex_lock(&vmm_lock);
+  struct reserve *r = reserve_of_locked(a, len);
+  bool ok = r && covered_locked(r, a, len, write);
+  if (ok && pin) {
+    r->users++; /* acl__vmm_unpin: finishes the unmaps it held up */
+    *pin = r;
+  }
+  pthread_mutex_unlock(&vmm_lock);
+  return ok;
+}
+
+/* A released reservation goes once nothing of it is pending (vmm_lock). */
+static void reserve_idle_locked(struct reserve *r) {
+  if (r->released && !r->unmaps && !r->users) {
+    munmap((void *)r->start, r->size);
+    free(r);
+  }
+}
+
+/* The end of the live mapping or pending unmap of r that holds cur, or 0;
+ * else *next is lowered to the start of the first one above cur. */
+static uintptr_t held_until(const struct reserve *r, uintptr_t cur,
+                            uintptr_t *next) {
+  for (const struct mapping *x = r->maps; x; x = x->next) {
+    if (x->va <= cur && cur - x->va < x->size)
+      return x->va + x->size;
+    if (x->va > cur && x->va < *next)
+      *next = x->va;
+  }
+  for (const struct unmap *x = r->unmaps; x; x = x->next) {
+    if (!x->phys)
+      continue; /* a lowering holds no pages */
+    if (x->va <= cur && cur - x->va < x->size)
+      return x->va + x->size;
+    if (x->va > cur && x->va < *next)
+      *next = x->va;
+  }
+  return 0;
+}
+
+static int prot_of(uint64_t flags);
+
+/* A lowering is due: the pages of its mapping, if still mapped, get the
+ * mapping's access, unless a later lowering of it is pending (its queued
+ * work may rely on the access in between: that one applies it). */
+static void lowering_finish_locked(struct unmap *u) {
+  struct reserve *r = u->r;
+  for (const struct unmap *x = r->unmaps; x; x = x->next)
+    if (!x->phys && x->gen == u->gen)
+      return;
+  for (struct mapping *m = r->maps; m; m = m->next)
+    if (m->gen == u->gen) {
+      m->prot = prot_of(m->access);
+      mprotect((void *)m->va, m->size, m->prot);
+      break;
+    }
+}
+
+/* Give back the pages of u: PROT_NONE again where neither a live mapping of
+ * its reservation (a new aclrtMapMem took them since) nor another pending
+ * unmap (one of a remap since, whose queued work uses them: it gives them
+ * back itself) holds them, and the physical memory's mapping reference
+ * dropped (CANN: freed while mapped, it goes at the last unmap).  u is
+ * unlinked already (vmm_lock held). */
+static void unmap_finish_locked(struct unmap *u) {
+  struct reserve *r = u->r;
+  if (!u->phys) {
+    if (!r->released)
+      lowering_finish_locked(u);
+    free(u);
+    return;
+  }
+  uintptr_t cur = u->va, end = u->va + u->size;
+  while (!r->released && cur < end) {
+    uintptr_t gap_end = end, held = held_until(r, cur, &gap_end);
+    if (held) {
+      cur = held;
+      continue;
+    }
+    mmap((void *)cur, gap_end - cur, PROT_NONE,
+         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+    cur = gap_end;
+  }
+  u->phys->maps--;
+  if (!u->phys->refs) { /* freed while mapped: now it can go */
+    u->phys->refs = 1;
+    phys_put_locked(u->phys);
+  }
+  free(u);
+}
+
+/* [va, va+n) overlaps pages of a pending unmap of r (vmm_lock held). */
+static bool unmap_overlaps_locked(const struct reserve *r, uintptr_t va,
+                                  size_t n) {
+  for (const struct unmap *x = r->unmaps; x; x = x->next)
+    if (x->phys && va < x->va + x->size && x->va < va + n)
+      return true;
+  return false;
+}
+
+static void unlink_unmap_locked(struct unmap *u) {
+  for (struct unmap **pp = &u->r->unmaps; *pp; pp = &(*pp)->next)
+    if (*pp == u) {
+      *pp = u->next;
+      return;
+    }
+}
+
+/* Every stream has passed the work enqueued before u was queued: finish it
+ * unless a call holds the reservation now (then the last one does).  Runs
+ * on an evrt worker (or the caller, when the launch failed). */
+static void unmap_passed(void *arg) {
+  struct unmap *u = arg;
+  pthread_mutex_lock(&vmm_lock);
+  struct reserve *r = u->r;
+  if (r->users) {
+    u->state = UNMAP_READY;
+  } else {
+    unlink_unmap_locked(u);
+    unmap_finish_locked(u);
+    reserve_idle_locked(r);
+  }
+  pthread_mutex_unlock(&vmm_lock);
+}
+
+/* Queue unmaps (linked by launch_next) behind the work enqueued so far; no
+ * lock held.  Without memory to defer, finish now (as CANN would). */
+static void unmap_queue(struct unmap *u) {
+  while (u) {
+    struct unmap *next = u->launch_next;
+    if (evrt_device_launch_host_func(EVRT_DEVICE_ALL, unmap_passed, u) !=
+        EVRT_SUCCESS)
+      unmap_passed(u);
+    u = next;
+  }
+}
+
+void acl__vmm_unpin(void *pin) {
+  struct reserve *r = pin;
+  struct unmap *queue = NULL;
+  pthread_mutex_lock(&vmm_lock);
+  if (--r->users == 0) {
+    for (struct unmap **pp = &r->unmaps; *pp;) {
+      struct unmap *u = *pp;
+      if (u->state == UNMAP_READY) {
+        *pp = u->next;
+        unmap_finish_locked(u);
+        continue;
+      }
+      if (u->state == UNMAP_HELD) {
+        /* its copies are enqueued now: the deferral covers them */
+        u->state = UNMAP_QUEUED;
+        u->launch_next = queue;
+        queue = u;
+      }
+      pp = &u->next;
+    }
+    reserve_idle_locked(r);
+  }
+  pthread_mutex_unlock(&vmm_lock);
+  unmap_queue(queue); /* the QUEUED ones stay until unmap_passed runs */
 }
 
 /* ------------------------------------------------------- granularity */
@@ -405,8 +643,10 @@ aclError aclrtReleaseMemAddress(void *virPtr) {
   else {
     *pp = r->next;
     acl__mem_untrack(virPtr, ACL__MEM_VIRTUAL, NULL);
-    munmap(virPtr, r->size);
-    free(r);
+    /* gone for the program; the address range stays reserved while pages
+     * of an unmap are still given to queued work (top of file) */
+    r->released = true;
+    reserve_idle_locked(r);
   }
   bool mapped = r && err;
   pthread_mutex_unlock(&vmm_lock);
@@ -443,6 +683,8 @@ static aclError map(const char *fn, void *virPtr, size_t size, size_t offset,
     return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
                      "offset and flags must be 0 (offset %zu, flags %llu)",
                      offset, (unsigned long long)flags);
+  /* a lowering, for a no-access map over pages an unmap keeps */
+  struct unmap *low = access ? NULL : calloc(1, sizeof *low), *queue = NULL;
   pthread_mutex_lock(&vmm_lock);
   struct phys *p = handle;
   aclError err = ACL_ERROR_RT_PARAM_INVALID;
@@ -461,6 +703,28 @@ static aclError map(const char *fn, void *virPtr, size_t size, size_t offset,
     for (struct mapping *x = r->maps; x; x = x->next)
       if ((uintptr_t)virPtr < x->va + x->size && x->va < (uintptr_t)virPtr + size)
         why = "the range overlaps a mapping";
+  /* Pages of an unmap may still be under a synchronous copy or an enqueue
+   * that checked them (a user of the reservation): the new mapping waits
+   * for those calls to end (they are short and wait on nothing), so none
+   * sees its pages replaced mid-copy.  Work already queued is not waited
+   * for: it uses what is mapped when it runs (top of file). */
+  for (unsigned spins = 0; !why && r->users && unmap_overlaps_locked(r, (uintptr_t)virPtr, size);
+       spins++) {
+    pthread_mutex_unlock(&vmm_lock);
+    if (spins < 16)
+      sched_yield();
+    else
+      usleep(50);
+    pthread_mutex_lock(&vmm_lock);
+    /* the reservation may have been released meanwhile */
+    if (!phys_live_locked(p))
+      why = "the handle is not live physical memory";
+    else if (!(r = reserve_of_locked((uintptr_t)virPtr, size)))
+      why = "the range is not inside one reserved range";
+    for (struct mapping *x = r ? r->maps : NULL; !why && x; x = x->next)
+      if ((uintptr_t)virPtr < x->va + x->size && x->va < (uintptr_t)virPtr + size)
+        why = "the range overlaps a mapping";
+  }
   if (!why && !(m = calloc(1, sizeof *m))) {
     err = ACL_ERROR_RT_MEMORY_ALLOCATION;
     why = "out of memory";
@@ -468,8 +732,13 @@ static aclError map(const char *fn, void *virPtr, size_t size, size_t offset,
   if (!why) {
     /* the data part only: the metadata page stays out of reach */
     size_t len = (size + page_size() - 1) / page_size() * page_size();
-    void *q = mmap(virPtr, len, access ? PROT_READ | PROT_WRITE : PROT_NONE,
-                   MAP_SHARED | MAP_FIXED, p->fd, 0);
+    /* No access: inaccessible at once, unless an unmap keeps these pages
+     * for work queued before it, which may write them: then writable until
+     * that work has passed (a lowering; top of file). */
+    bool later = !access && low &&
+                 unmap_overlaps_locked(r, (uintptr_t)virPtr, len);
+    int prot = access || later ? PROT_READ | PROT_WRITE : PROT_NONE;
+    void *q = mmap(virPtr, len, prot, MAP_SHARED | MAP_FIXED, p->fd, 0);
     if (q == MAP_FAILED) {
       err = ACL_ERROR_RT_MEMORY_ALLOCATION;
       why = strerror(errno);
@@ -478,14 +747,25 @@ static aclError map(const char *fn, void *virPtr, size_t size, size_t offset,
       *m = (struct mapping){(uintptr_t)virPtr, len, p,
                             access ? ACL_RT_MEM_ACCESS_FLAGS_READWRITE
                                    : ACL_RT_MEM_ACCESS_FLAGS_NONE,
-                            r->maps};
+                            prot, ++mapping_gen, r->maps};
       r->maps = m;
       p->maps++;
+      if (later) {
+        *low = (struct unmap){r, m->va, len, NULL, m->gen,
+                              r->users ? UNMAP_HELD : UNMAP_QUEUED,
+                              r->unmaps, NULL};
+        r->unmaps = low;
+        if (!r->users)
+          queue = low;
+        low = NULL;
+      }
     }
   }
   pthread_mutex_unlock(&vmm_lock);
+  free(low);
   if (why)
     return acl__fail(err, fn, "%s", why);
+  unmap_queue(queue); /* QUEUED: only unmap_passed finishes it */
   return ACL_SUCCESS;
 }
 
@@ -519,25 +799,42 @@ aclError aclrtUnmapMem(void *virPtr) {
   static const char fn[] = "aclrtUnmapMem";
   if (!virPtr)
     return acl__fail(ACL_ERROR_INVALID_PARAM, fn, "virPtr is NULL");
+  struct unmap *u = calloc(1, sizeof *u);
+  bool queue = false;
   pthread_mutex_lock(&vmm_lock);
   struct mapping **link;
-  struct mapping *m = mapping_at_locked((uintptr_t)virPtr, NULL, &link);
+  struct reserve *r = NULL;
+  struct mapping *m = mapping_at_locked((uintptr_t)virPtr, &r, &link);
   if (m) {
-    /* back to an inaccessible reservation */
-    mmap(virPtr, m->size, PROT_NONE,
-         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
-    *link = m->next;
-    m->phys->maps--;
-    if (!m->phys->refs) { /* freed while mapped: now it can go */
-      m->phys->refs = 1;
-      phys_put_locked(m->phys);
+    *link = m->next; /* unmapped for the program: checks fail from now */
+    if (!u)
+      u = calloc(1, sizeof *u); /* malloc may work again */
+    if (u) {
+      /* the pages stay for what is queued (top of file) */
+      *u = (struct unmap){r, m->va, m->size, m->phys, 0,
+                          r->users ? UNMAP_HELD : UNMAP_QUEUED, r->unmaps,
+                          NULL};
+      r->unmaps = u;
+      queue = !r->users;
+    } else { /* no memory to defer: back to an inaccessible reservation */
+      mmap(virPtr, m->size, PROT_NONE,
+           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+      m->phys->maps--;
+      if (!m->phys->refs) { /* freed while mapped: now it can go */
+        m->phys->refs = 1;
+        phys_put_locked(m->phys);
+      }
     }
     free(m);
   }
   pthread_mutex_unlock(&vmm_lock);
-  if (!m)
+  if (!m) {
+    free(u);
     return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
                      "%p is not the start of a mapping", virPtr);
+  }
+  if (queue)
+    unmap_queue(u); /* u is QUEUED: only unmap_passed finishes it */
   return ACL_SUCCESS;
 }
 
@@ -590,19 +887,38 @@ aclError aclrtMemSetAccess(void *virPtr, size_t size, aclrtMemAccessDesc *desc,
                        "desc[%zu].location.type %d is not host or device", i,
                        (int)desc[i].location.type);
   }
+  struct unmap *low = calloc(1, sizeof *low), *queue = NULL;
   pthread_mutex_lock(&vmm_lock);
-  struct mapping *m = mapping_at_locked((uintptr_t)virPtr, NULL, NULL);
+  struct reserve *r = NULL;
+  struct mapping *m = mapping_at_locked((uintptr_t)virPtr, &r, NULL);
   bool ok = m && (size + page_size() - 1) / page_size() * page_size() == m->size;
   if (ok) {
     /* one address space: every location sees the last entry's access */
     uint64_t f = desc[count - 1].flags;
-    mprotect(virPtr, m->size, prot_of(f));
-    m->access = f;
+    int prot = prot_of(f);
+    m->access = f; /* the checks: at once */
+    if ((m->prot & ~prot) == 0 || !low) {
+      /* raised (or the same): the pages at once; lowered without memory
+       * for the record: at once too */
+      m->prot = prot;
+      mprotect(virPtr, m->size, prot);
+    } else {
+      /* lowered: work queued before may still use the old access */
+      *low = (struct unmap){r, m->va, m->size, NULL, m->gen,
+                            r->users ? UNMAP_HELD : UNMAP_QUEUED, r->unmaps,
+                            NULL};
+      r->unmaps = low;
+      if (!r->users)
+        queue = low;
+      low = NULL;
+    }
   }
   pthread_mutex_unlock(&vmm_lock);
+  free(low);
   if (!ok)
     return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
                      "[%p, +%zu) is not exactly one mapping", virPtr, size);
+  unmap_queue(queue); /* at once when nothing is queued anywhere */
   return ACL_SUCCESS;
 }
 

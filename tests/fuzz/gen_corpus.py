@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes the seed corpora of tests/fuzz (run from anywhere; rerun after a
-change of fuzz_api.c's encoding).  Each seed is a readable program in the
-byte encoding of fuzz_api.c: an opcode byte then its argument bytes."""
+change of fuzz_api.c's or fuzz_acl_mem.c's encoding).  Each seed is a
+readable program in the byte encoding of its target: an opcode byte then
+its argument bytes."""
 import os
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -93,3 +94,92 @@ ipc = {
 for name, data in ipc.items():
     with open(os.path.join(d, name), "wb") as f:
         f.write(data)
+
+# fuzz_acl_mem.c: opcodes, then pointer picks (a byte: kind % 10, slot or
+# range in the high nibble, then offset bytes) and size picks (a byte:
+# small / exact / a little past / huge / 16-bit, then its bytes).
+(A_MALLOC, A_FREE, A_MEMCPY, A_MEMCPY_ASYNC, A_MEMSET, A_MEMSET_ASYNC, A_2D,
+ A_2D_ASYNC, A_D32, A_BATCH, A_OFFSET, A_DESC, A_RESERVE, A_PHYS, A_MAP,
+ A_UNMAP, A_ACCESS, A_RELEASE, A_QUERY, A_REGISTER, A_VALUE,
+ A_SYNC) = range(22)
+
+
+def blkp(i, off=0):      # block slot i (kinds 0-2), 16-bit offset
+    return [(i << 4) | 0, off & 0xff, off >> 8]
+
+
+def plainp(off=0):
+    return [3, off & 0xff, off >> 8]
+
+
+def resp(k, off=0):      # reserved range k, 24-bit offset
+    return [(k << 4) | 4, off & 0xff, (off >> 8) & 0xff, off >> 16]
+
+
+def stalep(i):
+    return [(i << 4) | 5, 0]
+
+
+GUARD, LOW, NONCANON = [6, 16, 0], [7, 0x10, 0], [8, 1, 2, 3, 4]
+EXACT, PAST, HUGE = [1], [2, 7], [3] + [0xff] * 8
+
+
+def small(n):
+    return [0, n]
+
+
+def malloc(i, host, size):  # size: 16-bit (host 0: device)
+    kind = 0 if host else 1
+    b = kind  # b % 3 picks the allocator, b & 0x80 = 0: 16-bit size
+    return [A_MALLOC, i, b, (size - 1) & 0xff, (size - 1) >> 8]
+
+
+def copy(op, d, s, size, maxsel, kind, extra=()):
+    return [op] + d + s + size + [1 if maxsel == "n" else 0] + \
+        ([] if maxsel == "n" else maxsel) + [kind] + list(extra)
+
+
+acl = {
+    "blocks": malloc(0, False, 256) + malloc(1, True, 256) + malloc(2, False, 4096)
+    + copy(A_MEMCPY, blkp(0), blkp(1), EXACT, "n", 1)
+    + copy(A_MEMCPY, blkp(0), blkp(1), PAST, "n", 3)
+    + copy(A_MEMCPY_ASYNC, blkp(2), plainp(8), small(64), "n", 1, [0])
+    + copy(A_MEMSET, blkp(1, 8), blkp(0), EXACT, "n", 0, [5])
+    + [A_FREE, 1, 0] + copy(A_MEMCPY, stalep(0), plainp(), small(32), "n", 0)
+    + copy(A_MEMCPY, plainp(), stalep(0), small(32), "n", 4),
+    "twod": malloc(0, False, 64) + malloc(1, False, 65535)
+    + copy(A_2D, blkp(0), blkp(1), small(16), "n", 3, [4, 16, 16, 0])
+    + copy(A_2D, blkp(0), plainp(), small(200), "n", 1, [60, 0, 0, 0])
+    + copy(A_2D_ASYNC, GUARD, blkp(1), small(64), "n", 2, [8, 0, 0, 0, 1])
+    + copy(A_2D_ASYNC, blkp(1), NONCANON, small(64), "n", 1, [8, 0, 0, 0, 0]),
+    "vmm": [A_RESERVE, 0, 0, 0, 1] + [A_PHYS, 0, 0, 0] + [A_PHYS, 0, 0, 1]
+    + copy(A_MEMSET, resp(0, 4096), plainp(), small(64), "n", 0, [1])
+    + [A_MAP, 0, 0, 0, 0] + copy(A_MEMSET_ASYNC, resp(0, 64), plainp(), small(64), "n", 0, [1, 0])
+    + malloc(0, False, 4096)
+    + copy(A_MEMCPY_ASYNC, blkp(0), resp(0, 100), small(100), "n", 3, [0])
+    + [A_UNMAP, 0, 0, 0, 0]
+    + copy(A_MEMCPY, blkp(0), resp(0, 100), small(100), "n", 3)
+    + copy(A_MEMCPY_ASYNC, resp(0, 3 << 20), blkp(0), small(100), "n", 3, [1])
+    + [A_MAP, 0, 1, 1, 0] + [A_ACCESS, 0, 1, 0, 1, 1]
+    + [A_QUERY] + resp(0, 2 << 20) + resp(0) + [0x12, 1] + [0] * 10
+    + [A_RELEASE, 0, 0, 0] + [A_UNMAP, 0, 1, 0, 0] + [A_RELEASE, 0, 0, 0]
+    + [A_SYNC, 1],
+    "batch": malloc(0, False, 512) + malloc(1, True, 512)
+    + [A_BATCH] + blkp(0) + blkp(1) + EXACT + [1, 0] + plainp() + plainp(64)
+    + [32, 2, 1, 2, 1, 0, 0, 0, 0]
+    + [A_BATCH] + blkp(0) + stalep(3) + small(8) + [1, 0] + LOW + GUARD
+    + [16, 2, 1, 2, 1, 1, 1, 1, 1],
+    "through-addresses": malloc(0, False, 64) + malloc(1, False, 256)
+    + [A_OFFSET] + blkp(1) + blkp(1, 128) + small(64) + [1, 0, 0, 0, 0]
+    + [A_OFFSET] + NONCANON + blkp(1) + small(8) + [1, 0, 0, 0, 0]
+    + [A_DESC] + blkp(1) + blkp(1, 64) + small(32) + [1, 0, 0, 1, 1] + [0] * 4
+    + [A_DESC] + LOW + blkp(1) + small(32) + [1, 0, 0, 1, 1] + [0] * 4
+    + [A_VALUE] + resp(1) + [0] * 9 + [A_VALUE] + blkp(0) + [7] * 9
+    + [A_REGISTER, 3, 0] + [A_REGISTER, 1] + [A_D32] + blkp(0) + plainp() + small(64) + [1, 0, 1, 0],
+}
+
+d = os.path.join(HERE, "corpus", "fuzz_acl_mem")
+os.makedirs(d, exist_ok=True)
+for name, data in acl.items():
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(bytes(data))

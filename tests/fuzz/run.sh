@@ -1,8 +1,9 @@
 #!/bin/sh
 # run.sh - build the libFuzzer targets with clang-14
 # (-fsanitize=fuzzer,address,undefined) and run each for a bounded time
-# (FUZZ_SECONDS each, default 40: well under 3 minutes in all, build
-# included).  The committed corpus in tests/fuzz/corpus/<target> seeds the
+# (FUZZ_SECONDS each for the native targets, default 40; FUZZ_ACL_SECONDS
+# for fuzz_acl_mem, default 20, which also compiles src/acl: about 2 minutes
+# in all, build included).  The committed corpus in tests/fuzz/corpus/<target> seeds the
 # run; new inputs go to a scratch directory, so the tree is not modified.
 # A crash, hang (-timeout) or sanitizer report fails the script and leaves
 # the reproducer (crash-*, timeout-*) in build-fuzz/.
@@ -12,6 +13,7 @@ set -eu
 cd "$(dirname "$0")/../.."
 CC=${FUZZ_CC:-clang-14}
 SECS=${FUZZ_SECONDS:-40}
+ACL_SECS=${FUZZ_ACL_SECONDS:-20}
 OUT=build-fuzz
 if ! command -v "$CC" >/dev/null 2>&1; then
   echo "fuzz: $CC not found (tools/install-deps.sh installs clang and libclang-rt-14-dev)" >&2
@@ -32,14 +34,28 @@ for src in src/*.c src/cpu/*.c src/seq/*.c src/unix/*.c src/check/*.c; do
   $CC $CORE_FLAGS -c "$src" -o "$o"
   objs="$objs $o"
 done
-status=0
-for t in fuzz_api fuzz_ipc_handle; do
+# The ACL layer (libascendcl's sources) for fuzz_acl_mem, the same way.
+acl_objs=""
+for src in src/acl/*.c; do
+  o="$OUT/$(echo "$src" | tr / _ | sed 's/\.c$/.o/')"
   # shellcheck disable=SC2086
-  $CC $CFLAGS "tests/fuzz/$t.c" $objs -o "$OUT/$t" -lm -ldl
+  $CC $CORE_FLAGS -DFUNC_VISIBILITY -c "$src" -o "$o"
+  acl_objs="$acl_objs $o"
+done
+status=0
+for t in fuzz_api fuzz_ipc_handle fuzz_acl_mem; do
+  secs=$SECS
+  extra=""
+  if [ "$t" = fuzz_acl_mem ]; then
+    secs=$ACL_SECS
+    extra=$acl_objs
+  fi
+  # shellcheck disable=SC2086
+  $CC $CFLAGS "tests/fuzz/$t.c" $extra $objs -o "$OUT/$t" -lm -ldl
   scratch=$(mktemp -d)
-  echo "fuzz: $t for $SECS s"
+  echo "fuzz: $t for $secs s"
   if ! (cd "$OUT" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-        "./$t" -max_total_time="$SECS" -timeout=20 -rss_limit_mb=2048 \
+        "./$t" -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 \
         -print_final_stats=1 "$scratch" "../tests/fuzz/corpus/$t" \
         >"$t.log" 2>&1); then
     echo "fuzz: $t FAILED; tail of $OUT/$t.log:" >&2

@@ -724,7 +724,10 @@ EVRT_EXPORT evrt_status_t evrt_value_notify(const void *addr, size_t bytes);
  * device), destroyed ones still draining included, has finished the work
  * enqueued on it before this call.  It holds up no stream.  When nothing is
  * pending, fn runs on the calling thread before the call returns; otherwise
- * on a worker thread, as a host function. */
+ * on a worker thread, as a host function, after the functions of earlier
+ * calls for the same device (in call order).  A call costs the same
+ * whatever is pending.  EVRT_ERROR_OUT_OF_MEMORY: nothing was queued and fn
+ * will not run (the caller still owns what it was to release). */
 /* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_device_launch_host_func(int device,
                                                        evrt_host_fn fn,

@@ -18,6 +18,7 @@
 #include "internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -74,9 +75,13 @@ TEST(names_of_destroyed_objects_go_with_them) {
   /* the live ones only (the runner and the default streams), as before */
   ASSERT_EQ(names1, names0);
 #if !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
-  if (rss1 > rss0 + 4096) /* 4 MiB: ~200 bytes a round, generously */
+  /* (not under EVRT_CHECK=1 either, as check-evrt-check runs it: the
+   * checker's own state grows over stream create/destroy cycles, ~500 MB
+   * per 10,000 on 034e04c already; the name count above still holds) */
+  const char *chk = getenv("EVRT_CHECK");
+  if ((!chk || !*chk || strcmp(chk, "0") == 0) && rss1 > rss0 + 4096)
     FAIL_("RSS grew from %ld kB to %ld kB over %d rounds", rss0, rss1,
-          ROUNDS);
+          ROUNDS); /* 4 MiB: ~200 bytes a round, generously */
 #endif
   ASSERT_OK(evrt_stream_destroy(run));
 }

@@ -211,7 +211,11 @@ EVRT_EXPORT evrt_status_t evrt_stream_create(evrt_stream_t *stream, int device,
 EVRT_EXPORT evrt_status_t evrt_stream_default(int device,
                                               evrt_stream_t *stream);
 /* Returns at once; pending work still completes; the handle is invalid at
- * once and the stream's resources are freed when its work is done. */
+ * once and the stream's resources are freed when its work is done.  A
+ * stream that captures (began a capture or joined one) is not destroyed:
+ * EVRT_ERROR_CAPTURE_UNSUPPORTED and the capture is invalidated.  Of a
+ * destroy and a begin_capture (or a wait that joins a capture) racing on
+ * one stream, exactly one succeeds. */
 /* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_stream_destroy(evrt_stream_t stream);
 /* EVRT_SUCCESS if all enqueued work is done, else EVRT_NOT_READY. */
@@ -449,7 +453,8 @@ typedef enum {
 #define EVRT_EVENT_WAIT_EXTERNAL 0x1u
 
 /* Begin capturing stream (not a default stream: EVRT_ERROR_CAPTURE_IMPLICIT;
- * not one capturing already: EVRT_ERROR_CAPTURE_UNSUPPORTED). */
+ * not one capturing already: EVRT_ERROR_CAPTURE_UNSUPPORTED; destroyed
+ * meanwhile: EVRT_ERROR_INVALID_HANDLE, nothing begun). */
 /* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_stream_begin_capture(evrt_stream_t stream,
                                                     evrt_capture_mode_t mode);

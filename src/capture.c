@@ -343,14 +343,21 @@ evrt_status_t evrt_stream_begin_capture(evrt_stream_t h,
   pthread_mutex_unlock(&reg_lock);
   if (!c)
     return evrt__fail(EVRT_ERROR_OUT_OF_MEMORY, "cannot allocate a capture");
-  /* Private until the CAS below publishes it. */
+  /* Unpublished until the CAS below, but filled under its lock: a thread
+   * that read a stream's capture field during this object's previous life
+   * may lock it and look now (lock_capture_of; it finds CAP_FREE, or the
+   * field no longer naming it).  (ThreadSanitizer saw those reads race
+   * these writes when they were made without the lock.) */
+  pthread_mutex_lock(&c->lock);
   c->g = evrt__graph_new();
   c->mode = mode;
   c->thread = evrt__thread_id();
   c->why[0] = 0;
   st = c->g ? add_member_locked(c, s, NULL, 0)
             : evrt__fail(EVRT_ERROR_OUT_OF_MEMORY, "cannot allocate a graph");
+  pthread_mutex_unlock(&c->lock);
   pthread_mutex_lock(&reg_lock);
+  pthread_mutex_lock(&c->lock);
   if (st == EVRT_SUCCESS) {
     c->id = ++next_cap_id;
     c->status = CAP_ACTIVE;
@@ -372,15 +379,20 @@ evrt_status_t evrt_stream_begin_capture(evrt_stream_t h,
                                    (unsigned long long)s->id);
     }
   }
+  struct evrt__graph *drop = NULL;
+  if (st != EVRT_SUCCESS) {
+    free_members_and_recs(c);
+    drop = c->g;
+    c->g = NULL;
+    c->id = 0;
+  }
+  pthread_mutex_unlock(&c->lock);
   if (st == EVRT_SUCCESS) {
     c->next = active;
     active = c;
     atomic_fetch_add_explicit(&evrt__captures_active, 1, memory_order_relaxed);
   } else {
-    free_members_and_recs(c);
-    evrt__graph_unref(c->g);
-    c->g = NULL;
-    c->id = 0;
+    evrt__graph_unref(drop);
     c->next = free_caps;
     free_caps = c;
   }

@@ -292,9 +292,9 @@ destroyed_meanwhile(evrt_stream_t h) {
 static evrt_status_t enqueue(struct evrt__stream *s, evrt_stream_t h,
                              const struct evrt__item *tmpl, const char *label) {
   evrt_status_t st;
-  /* A capturing stream takes a graph node instead (src/capture.c), if the
-   * handle is still live (a stale one must not add to the graph of a
-   * stream that reused the slot). */
+  /* A capturing stream takes a graph node instead (src/capture.c), if h
+   * names the member (capture_item checks: a stale handle must not add to
+   * the graph of a stream that reused the slot). */
   if (EVRT_UNLIKELY(evrt__stream_capturing(s)) &&
       evrt__capture_item(s, h, tmpl, label, &st))
     return st;
@@ -396,9 +396,9 @@ evrt_status_t evrt_stream_destroy(evrt_stream_t h) {
   evrt_status_t st = get_stream(h, &s);
   if (st)
     return st;
-  /* (a stale handle must not invalidate the capture of a stream that
-   * reused the slot: checked first, without the lock; the destroy itself
-   * checks again under it) */
+  /* (capture_destroy_stream acts only if h names the member: a stale
+   * handle must not invalidate the capture of a stream that reused the
+   * slot) */
   if (EVRT_UNLIKELY(evrt__stream_capturing(s)) &&
       evrt__capture_destroy_stream(s, h, &st))
     return st;

@@ -251,8 +251,10 @@ void evrt__trace_stream_forget(uint64_t stream_id) {
   struct evrt__trace_name *s =
       evrt__trace_names_cap ? evrt__trace_name_find(stream_id) : NULL;
   if (s && s->id) {
-    if (names_recording && s->session == evrt__trace_session_no)
-      s->retired = true; /* the file of this session still names it */
+    /* While a session records, the file may still need the name, even
+     * one given before the session (a track of the stream's slices). */
+    if (names_recording)
+      s->retired = true;
     else
       names_remove_at((size_t)(s - evrt__trace_names));
   }

@@ -93,10 +93,16 @@ TEST(a_trace_keeps_the_names_it_writes_then_drops_them) {
   int fd = mkstemp(path);
   ASSERT(fd >= 0);
   close(fd);
-  evrt_stream_t run;
+  evrt_stream_t run, early;
   ASSERT_OK(evrt_stream_create(&run, 0, 0, 0));
   size_t names0 = evrt__trace_names_count();
+  /* named before the session, runs and dies during it */
+  ASSERT_OK(evrt_stream_create(&early, 0, 0, 0));
+  ASSERT_OK(evrt_stream_set_name(early, "soak early"));
   ASSERT_OK(evrt_trace_start(path));
+  ASSERT_OK(evrt_launch_host_func(early, nop, NULL));
+  ASSERT_OK(evrt_stream_synchronize(early));
+  ASSERT_OK(evrt_stream_destroy(early));
   for (int i = 0; i < 200; i++)
     round_trip(run, i);
   ASSERT_OK(evrt_device_synchronize(0));
@@ -113,5 +119,6 @@ TEST(a_trace_keeps_the_names_it_writes_then_drops_them) {
   buf[n] = 0;
   unlink(path);
   ASSERT(strstr(buf, "\"soak 199\"") != NULL);
+  ASSERT(strstr(buf, "\"soak early\"") != NULL);
   ASSERT_OK(evrt_stream_destroy(run));
 }

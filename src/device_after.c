@@ -46,6 +46,7 @@
 
 struct pend {
   uint32_t slot; /* index in the stream table (the scan's order) */
+  bool need;     /* not covered by the lane's queued waits: a wait item */
   struct evrt__stream *s;
   uint64_t target;
 };
@@ -57,6 +58,8 @@ struct lane {
    * by slot (the scan's order), the largest target waited for. */
   struct pend *cover, *scratch;
   uint32_t ncover, capcover, capscratch;
+  struct evrt__item **v; /* a call's items before they are linked */
+  uint32_t capv;
 };
 
 static pthread_mutex_t lanes_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -122,18 +125,17 @@ static bool snapshot(struct lane *l, int device, uint32_t *nout) {
   return true;
 }
 
-/* Lane lock held: of the n pending streams in scratch, mark (target 0) the
- * ones the lane's queued waits cover already; returns how many are left. */
-static uint32_t uncovered(struct lane *l, uint32_t n, uint64_t *keep) {
+/* Lane lock held: of the n pending streams in scratch, mark (need) the
+ * ones the lane's queued waits do not cover yet; returns how many. */
+static uint32_t uncovered(struct lane *l, uint32_t n) {
   uint32_t left = 0, j = 0;
   for (uint32_t i = 0; i < n; i++) {
     struct pend *p = &l->scratch[i];
     while (j < l->ncover && l->cover[j].slot < p->slot)
       j++;
-    bool covered = j < l->ncover && l->cover[j].slot == p->slot &&
-                   l->cover[j].target >= p->target;
-    keep[i] = covered ? 0 : p->target;
-    left += !covered;
+    p->need = !(j < l->ncover && l->cover[j].slot == p->slot &&
+                l->cover[j].target >= p->target);
+    left += p->need;
   }
   return left;
 }
@@ -179,37 +181,35 @@ evrt_status_t evrt_device_launch_host_func(int device, evrt_host_fn fn,
     pthread_mutex_unlock(&l->lock);
     return st;
   }
-  /* Every item first (nothing linked if one is missing), into a buffer
-   * that also keeps the targets: the uncovered waits, then the function. */
-  uint64_t *keep = n ? evrt__malloc(n * sizeof *keep) : NULL;
-  uint32_t nw = keep ? uncovered(l, n, keep) : 0;
-  struct evrt__item **v =
-      (n == 0 || keep) ? evrt__malloc((nw + 1) * sizeof *v) : NULL;
-  uint32_t got = v ? evrt__items_new(l->s, v, nw + 1) : 0;
+  /* Every item first (nothing linked if one is missing): the uncovered
+   * waits, then the function.  The buffers are the lane's, kept across
+   * calls (a call behind streams that did not move allocates its item
+   * only, and that from the lane's recycle list once earlier ones ran). */
+  uint32_t nw = uncovered(l, n);
   /* the covered frontier after this call: the snapshot (targets only grow,
    * and a stream no longer pending is past its old target) */
-  bool cover_ok = n <= l->capcover ||
-                  evrt__grow((void **)&l->cover, &l->capcover, n,
-                             sizeof *l->cover);
-  if (got < nw + 1 || !cover_ok) {
+  bool bufs_ok = evrt__grow((void **)&l->cover, &l->capcover, n ? n : 1,
+                            sizeof *l->cover) &&
+                 evrt__grow((void **)&l->v, &l->capv, nw + 1, sizeof *l->v);
+  struct evrt__item **v = l->v;
+  uint32_t got = bufs_ok ? evrt__items_new(l->s, v, nw + 1) : 0;
+  if (got < nw + 1) {
     for (uint32_t i = 0; i < got; i++)
       evrt__item_discard(l->s, v[i]);
-    evrt__free(v);
-    evrt__free(keep);
     pthread_mutex_unlock(&l->lock);
     return evrt__fail(EVRT_ERROR_OUT_OF_MEMORY,
                       "cannot allocate the items of the device-wide wait");
   }
   uint32_t k = 0;
   for (uint32_t i = 0; i < n; i++) {
-    if (!keep[i])
+    if (!l->scratch[i].need)
       continue;
     struct evrt__item *it = v[k++];
     it->kind = EVRT__ITEM_WAIT;
     it->dep_kind = EVRT__DEP_STREAM;
     memset(&it->u.ev, 0, sizeof it->u.ev);
     it->u.ev.src = l->scratch[i].s;
-    it->u.ev.target = keep[i];
+    it->u.ev.target = l->scratch[i].target;
   }
   struct evrt__item *it = v[k];
   it->kind = EVRT__ITEM_HOST_FUNC;
@@ -224,8 +224,6 @@ evrt_status_t evrt_device_launch_host_func(int device, evrt_host_fn fn,
   struct evrt__stream *s = l->s;
   pthread_mutex_unlock(&l->lock);
   evrt__stream_schedule(s); /* (push only links) */
-  evrt__free(v);
-  evrt__free(keep);
   evrt__tls_last_stream_id = last_id;
   evrt__tls_last_seq = last_seq;
   return EVRT_SUCCESS;

@@ -41,16 +41,24 @@ static void release(void *p) {
   atomic_fetch_add(&nran, 1);
 }
 
-TEST(releases_behind_a_busy_stream_cost_a_constant) {
-  evrt_stream_t busy;
-  struct gate g = {0};
-  ASSERT_OK(evrt_stream_create(&busy, 0, 0, 0));
-  ASSERT_OK(evrt_launch_host_func(busy, gate_fn, &g));
+/* A stream of device 0 held busy by g, the counters reset, and a first
+ * release (tag first) queued behind it (which makes the lane if none). */
+static evrt_stream_t busy_with_a_release(struct gate *g, int first) {
+  evrt_stream_t busy = NULL;
+  if (evrt_stream_create(&busy, 0, 0, 0) ||
+      evrt_launch_host_func(busy, gate_fn, g))
+    abort();
   atomic_store(&nran, 0);
   atomic_store(&nslot, 0);
-  /* the first call makes the release lane */
-  ASSERT_OK(evrt_device_launch_host_func(EVRT_DEVICE_ALL, release,
-                                         (void *)(intptr_t)0));
+  if (evrt_device_launch_host_func(EVRT_DEVICE_ALL, release,
+                                   (void *)(intptr_t)first))
+    abort();
+  return busy;
+}
+
+TEST(releases_behind_a_busy_stream_cost_a_constant) {
+  struct gate g = {0};
+  evrt_stream_t busy = busy_with_a_release(&g, 0);
   uint32_t slots0 = atomic_load(&evrt__streams.next_unused);
   (void)evrt__test_fail_alloc_at(0); /* count from here */
   for (int i = 1; i <= N; i++)
@@ -122,16 +130,10 @@ TEST(a_failed_allocation_queues_nothing) {
               0);
     return;
   }
-  evrt_stream_t busy;
+  /* the lane is new and holds no recycled items while the busy stream
+   * keeps it waiting: every item is a malloc */
   struct gate g = {0};
-  ASSERT_OK(evrt_stream_create(&busy, 0, 0, 0));
-  ASSERT_OK(evrt_launch_host_func(busy, gate_fn, &g));
-  atomic_store(&nran, 0);
-  atomic_store(&nslot, 0);
-  /* the lane exists (earlier tests, or this call) and holds no recycled
-   * items while the busy stream keeps it waiting: every call mallocs */
-  ASSERT_OK(evrt_device_launch_host_func(EVRT_DEVICE_ALL, release,
-                                         (void *)(intptr_t)1000));
+  evrt_stream_t busy = busy_with_a_release(&g, 1000);
   /* the busy stream moves on before each call: a wait item is needed */
   ASSERT_OK(evrt_launch_host_func(busy, nop, NULL));
   (void)evrt__test_fail_alloc_at(0);

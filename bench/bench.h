@@ -148,6 +148,7 @@ int scenario_fanout_fanin(void);
 int scenario_streams_scale(void);
 int scenario_opencl_pocl(void);
 int scenario_ipc_pingpong(void);
+int scenario_device_after(void);
 int scenario_graph_replay(void);
 
 /* Abort with a message when an evrt call fails: a benchmark that measured a

@@ -32,6 +32,7 @@ static const struct {
     {"opencl_pocl", scenario_opencl_pocl},
     {"ipc_pingpong", scenario_ipc_pingpong},
     {"graph_replay", scenario_graph_replay},
+    {"device_after", scenario_device_after},
 };
 #define NSCEN (sizeof scenarios / sizeof scenarios[0])
 

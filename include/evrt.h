@@ -214,7 +214,11 @@ EVRT_EXPORT evrt_status_t evrt_stream_create(evrt_stream_t *stream, int device,
 EVRT_EXPORT evrt_status_t evrt_stream_default(int device,
                                               evrt_stream_t *stream);
 /* Returns at once; pending work still completes; the handle is invalid at
- * once and the stream's resources are freed when its work is done. */
+ * once and the stream's resources are freed when its work is done.  A
+ * stream that captures (began a capture or joined one) is not destroyed:
+ * EVRT_ERROR_CAPTURE_UNSUPPORTED and the capture is invalidated.  Of a
+ * destroy and a begin_capture (or a wait that joins a capture) racing on
+ * one stream, exactly one succeeds. */
 /* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_stream_destroy(evrt_stream_t stream);
 /* EVRT_SUCCESS if all enqueued work is done, else EVRT_NOT_READY. */
@@ -452,7 +456,8 @@ typedef enum {
 #define EVRT_EVENT_WAIT_EXTERNAL 0x1u
 
 /* Begin capturing stream (not a default stream: EVRT_ERROR_CAPTURE_IMPLICIT;
- * not one capturing already: EVRT_ERROR_CAPTURE_UNSUPPORTED). */
+ * not one capturing already: EVRT_ERROR_CAPTURE_UNSUPPORTED; destroyed
+ * meanwhile: EVRT_ERROR_INVALID_HANDLE, nothing begun). */
 /* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_stream_begin_capture(evrt_stream_t stream,
                                                     evrt_capture_mode_t mode);
@@ -758,7 +763,10 @@ EVRT_EXPORT evrt_status_t evrt_value_notify(const void *addr, size_t bytes);
  * device), destroyed ones still draining included, has finished the work
  * enqueued on it before this call.  It holds up no stream.  When nothing is
  * pending, fn runs on the calling thread before the call returns; otherwise
- * on a worker thread, as a host function. */
+ * on a worker thread, as a host function, after the functions of earlier
+ * calls for the same device (in call order).  A call costs the same
+ * whatever is pending.  EVRT_ERROR_OUT_OF_MEMORY: nothing was queued and fn
+ * will not run (the caller still owns what it was to release). */
 /* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_device_launch_host_func(int device,
                                                        evrt_host_fn fn,

@@ -120,10 +120,16 @@ static struct member *member_of(struct evrt__capture *c,
   return NULL;
 }
 
-/* Lock the capture s takes part in; NULL (nothing locked) if it takes part
- * in none, or no longer. */
+/* Lock the capture s takes part in as the incarnation h names; NULL
+ * (nothing locked) if it takes part in none, or no longer, or h is not the
+ * member (a stale handle: the caller goes the ordinary way, which fails it).
+ * The handle test is exact here: a stream becomes a member under plock
+ * with its handle live (begin, fork), and destroy kills a handle under
+ * plock only after finding the capture field NULL, so while s is a member
+ * (its field is c and c's lock is held, which end_capture needs to clear
+ * it) the member's handle cannot die. */
 static struct evrt__capture *lock_capture_of(struct evrt__stream *s,
-                                             uint32_t *mi) {
+                                             evrt_stream_t h, uint32_t *mi) {
   for (;;) {
     /* acquire: pairs with the CAS that made s a member, so the capture's
      * fields written before it are seen (the lock orders the rest) */
@@ -135,6 +141,10 @@ static struct evrt__capture *lock_capture_of(struct evrt__stream *s,
     struct member *m = NULL;
     if (atomic_load_explicit(&s->capture, memory_order_relaxed) == c &&
         c->status != CAP_FREE && (m = member_of(c, s))) {
+      if (EVRT_UNLIKELY(!evrt__stream_is(s, h))) {
+        pthread_mutex_unlock(&c->lock);
+        return NULL;
+      }
       *mi = (uint32_t)(m - c->m);
       return c;
     }
@@ -239,18 +249,56 @@ static void free_members_and_recs(struct evrt__capture *c) {
 
 /* ----------------------------------------------------- begin, end, info */
 
-static evrt_status_t get_stream(evrt_stream_t h, struct evrt__stream **out) {
+static evrt_status_t get_stream_(evrt_stream_t *h,
+                                 struct evrt__stream **out) {
   evrt_status_t st = evrt__ready();
   if (st)
     return st;
-  *out = evrt__stream_get(h);
+  *out = evrt__stream_get(*h);
   if (!*out) {
-    if (h)
+    if (*h)
       return evrt__fail(EVRT_ERROR_INVALID_HANDLE,
-                        "stream %p is destroyed or not a stream", (void *)h);
+                        "stream %p is destroyed or not a stream", (void *)*h);
     *out = evrt__stream_null_default(); /* NULL: the current default */
+    *h = evrt__stream_handle(*out);
   }
   return EVRT_SUCCESS;
+}
+/* Rewrites the caller's handle variable (NULL: the current default
+ * stream's handle), which lock_capture_of and the attach under plock then
+ * compare with. */
+#define get_stream(h, out) get_stream_(&(h), (out))
+
+static evrt_status_t destroyed_meanwhile(evrt_stream_t h) {
+  return evrt__fail(EVRT_ERROR_INVALID_HANDLE,
+                    "stream %p destroyed during the call", (void *)h);
+}
+
+/* Make s a member of c (its capture field NULL -> c) if h is still its
+ * live handle: under plock, where destroy kills the handle after reading
+ * the field, so of an attach and a destroy racing exactly one goes first
+ * (the destroy then finds the capture and fails, or the attach finds the
+ * handle dead).  0, or 1 if h is dead, 2 if s is in a capture already, 3
+ * if s is a default stream (is_default read with the handle known live: a
+ * create recycling the slot writes it).
+ * acq_rel: publishes the initialized capture and member entry to
+ * lock_capture_of.  Called with reg_lock or c's lock held (lock order:
+ * capture locks -> plock); the section is a CAS, no system call. */
+static int attach_locked(struct evrt__stream *s, evrt_stream_t h,
+                         struct evrt__capture *c) {
+  int why = 0;
+  struct evrt__capture *none = NULL;
+  evrt__spin_lock(&s->plock);
+  if (!evrt__stream_is(s, h))
+    why = 1;
+  else if (s->is_default)
+    why = 3;
+  else if (!atomic_compare_exchange_strong_explicit(&s->capture, &none, c,
+                                                    memory_order_acq_rel,
+                                                    memory_order_relaxed))
+    why = 2;
+  evrt__spin_unlock(&s->plock);
+  return why;
 }
 
 /* Capture lock held (or the capture private): a new member with the given
@@ -284,11 +332,7 @@ evrt_status_t evrt_stream_begin_capture(evrt_stream_t h,
   if ((unsigned)mode > EVRT_CAPTURE_MODE_RELAXED)
     return evrt__fail(EVRT_ERROR_INVALID_VALUE, "unknown capture mode %d",
                       (int)mode);
-  if (s->is_default)
-    return evrt__fail(EVRT_ERROR_CAPTURE_IMPLICIT,
-                      "the default stream of device %d cannot be captured: "
-                      "capture a stream of your own",
-                      atomic_load_explicit(&s->device, memory_order_relaxed));
+  EVRT__SCHED_POINT(EVRT__SP_CAPTURE_BEGIN, s); /* white-box build only */
   pthread_mutex_lock(&reg_lock);
   struct evrt__capture *c = free_caps;
   if (c) {
@@ -299,37 +343,56 @@ evrt_status_t evrt_stream_begin_capture(evrt_stream_t h,
   pthread_mutex_unlock(&reg_lock);
   if (!c)
     return evrt__fail(EVRT_ERROR_OUT_OF_MEMORY, "cannot allocate a capture");
-  /* Private until the CAS below publishes it. */
+  /* Unpublished until the CAS below, but filled under its lock: a thread
+   * that read a stream's capture field during this object's previous life
+   * may lock it and look now (lock_capture_of; it finds CAP_FREE, or the
+   * field no longer naming it).  (ThreadSanitizer saw those reads race
+   * these writes when they were made without the lock.) */
+  pthread_mutex_lock(&c->lock);
   c->g = evrt__graph_new();
   c->mode = mode;
   c->thread = evrt__thread_id();
   c->why[0] = 0;
   st = c->g ? add_member_locked(c, s, NULL, 0)
             : evrt__fail(EVRT_ERROR_OUT_OF_MEMORY, "cannot allocate a graph");
+  pthread_mutex_unlock(&c->lock);
   pthread_mutex_lock(&reg_lock);
-  struct evrt__capture *none = NULL;
+  pthread_mutex_lock(&c->lock);
   if (st == EVRT_SUCCESS) {
     c->id = ++next_cap_id;
     c->status = CAP_ACTIVE;
-    /* acq_rel: publishes the initialized capture to lock_capture_of */
-    if (!atomic_compare_exchange_strong_explicit(&s->capture, &none, c,
-                                                 memory_order_acq_rel,
-                                                 memory_order_relaxed)) {
+    /* The handle was looked up without a lock: a destroy may have killed
+     * it since (a capture attached then could never be ended, and a
+     * GLOBAL one would fail every later GLOBAL synchronize). */
+    int why = attach_locked(s, h, c);
+    if (why) {
       c->status = CAP_FREE;
-      st = evrt__fail(EVRT_ERROR_CAPTURE_UNSUPPORTED,
-                      "stream %llu is capturing already",
-                      (unsigned long long)s->id);
+      st = why == 1   ? destroyed_meanwhile(h)
+           : why == 3 ? evrt__fail(EVRT_ERROR_CAPTURE_IMPLICIT,
+                                   "the default stream of device %d cannot "
+                                   "be captured: capture a stream of your "
+                                   "own",
+                                   atomic_load_explicit(&s->device,
+                                                        memory_order_relaxed))
+                      : evrt__fail(EVRT_ERROR_CAPTURE_UNSUPPORTED,
+                                   "stream %llu is capturing already",
+                                   (unsigned long long)s->id);
     }
   }
+  struct evrt__graph *drop = NULL;
+  if (st != EVRT_SUCCESS) {
+    free_members_and_recs(c);
+    drop = c->g;
+    c->g = NULL;
+    c->id = 0;
+  }
+  pthread_mutex_unlock(&c->lock);
   if (st == EVRT_SUCCESS) {
     c->next = active;
     active = c;
     atomic_fetch_add_explicit(&evrt__captures_active, 1, memory_order_relaxed);
   } else {
-    free_members_and_recs(c);
-    evrt__graph_unref(c->g);
-    c->g = NULL;
-    c->id = 0;
+    evrt__graph_unref(drop);
     c->next = free_caps;
     free_caps = c;
   }
@@ -388,9 +451,11 @@ evrt_status_t evrt_stream_end_capture(evrt_stream_t h, evrt_graph_t *graph) {
     return evrt__fail(EVRT_ERROR_INVALID_VALUE, "graph is NULL");
   pthread_mutex_lock(&reg_lock);
   uint32_t mi;
-  struct evrt__capture *c = lock_capture_of(s, &mi);
+  struct evrt__capture *c = lock_capture_of(s, h, &mi);
   if (!c) {
     pthread_mutex_unlock(&reg_lock);
+    if (!evrt__stream_is(s, h))
+      return destroyed_meanwhile(h);
     return evrt__fail(EVRT_ERROR_NOT_PERMITTED, "stream %llu is not capturing",
                       (unsigned long long)s->id);
   }
@@ -477,12 +542,16 @@ evrt_status_t evrt_stream_capture_info(evrt_stream_t h,
   evrt_capture_status_t cs = EVRT_CAPTURE_STATUS_NONE;
   uint64_t id = 0;
   uint32_t mi;
-  struct evrt__capture *c = lock_capture_of(s, &mi);
+  struct evrt__capture *c = lock_capture_of(s, h, &mi);
   if (c) {
     cs = c->status == CAP_ACTIVE ? EVRT_CAPTURE_STATUS_ACTIVE
                                  : EVRT_CAPTURE_STATUS_INVALIDATED;
     id = c->id;
     pthread_mutex_unlock(&c->lock);
+  } else if (!evrt__stream_is(s, h)) {
+    /* (a stale handle must not report the capture state of a stream
+     * that reused the slot) */
+    return destroyed_meanwhile(h);
   }
   if (status)
     *status = cs;
@@ -568,12 +637,15 @@ evrt_status_t evrt_capture_unsafe_call(void) {
  */
 
 evrt_status_t evrt__capture_stream_misuse(struct evrt__stream *s,
-                                          const char *what) {
+                                          evrt_stream_t h, const char *what) {
   uint32_t mi;
-  struct evrt__capture *c = lock_capture_of(s, &mi);
-  if (!c) { /* ended meanwhile: the query it was */
+  struct evrt__capture *c = lock_capture_of(s, h, &mi);
+  if (!c) { /* ended meanwhile (or h stale): the query it was */
     uint64_t enq = atomic_load_explicit(&s->enq_seq, memory_order_acquire);
-    return evrt__done(s) >= enq ? EVRT_SUCCESS : EVRT_NOT_READY;
+    bool done = evrt__done(s) >= enq;
+    if (!evrt__stream_is(s, h)) /* after the acquire loads, as a query */
+      return destroyed_meanwhile(h);
+    return done ? EVRT_SUCCESS : EVRT_NOT_READY;
   }
   uint64_t id = c->id;
   invalidate_locked(c, "stream %llu was %s while capturing",
@@ -601,9 +673,10 @@ evrt_status_t evrt__capture_event_misuse(struct evrt__event *e,
 
 /* reg_lock held: is s a member of an active capture?  If so, invalidate
  * it and return its error. */
-static bool sync_own_capture_locked(struct evrt__stream *s, evrt_status_t *st) {
+static bool sync_own_capture_locked(struct evrt__stream *s, evrt_stream_t h,
+                                    evrt_status_t *st) {
   uint32_t mi;
-  struct evrt__capture *c = lock_capture_of(s, &mi);
+  struct evrt__capture *c = lock_capture_of(s, h, &mi);
   if (!c)
     return false;
   invalidate_locked(c, "stream %llu was synchronized while capturing",
@@ -617,9 +690,16 @@ static bool sync_own_capture_locked(struct evrt__stream *s, evrt_status_t *st) {
   return true;
 }
 
-bool evrt__capture_sync_stream(struct evrt__stream *s, evrt_status_t *st) {
+bool evrt__capture_sync_stream(struct evrt__stream *s, evrt_stream_t h,
+                               evrt_status_t *st) {
   pthread_mutex_lock(&reg_lock);
-  bool handled = sync_own_capture_locked(s, st);
+  bool handled = sync_own_capture_locked(s, h, st);
+  if (!handled && !evrt__stream_is(s, h)) {
+    /* a stale handle fails (the caller's check) without invalidating
+     * anyone's capture */
+    pthread_mutex_unlock(&reg_lock);
+    return false;
+  }
   if (!handled && (*st = unsafe_call_locked("evrt_stream_synchronize")))
     handled = true;
   pthread_mutex_unlock(&reg_lock);
@@ -663,9 +743,10 @@ bool evrt__capture_sync_device(int device, evrt_status_t *st) {
   return *st != EVRT_SUCCESS;
 }
 
-bool evrt__capture_destroy_stream(struct evrt__stream *s, evrt_status_t *st) {
+bool evrt__capture_destroy_stream(struct evrt__stream *s, evrt_stream_t h,
+                                  evrt_status_t *st) {
   uint32_t mi;
-  struct evrt__capture *c = lock_capture_of(s, &mi);
+  struct evrt__capture *c = lock_capture_of(s, h, &mi);
   if (!c)
     return false;
   invalidate_locked(c, "stream %llu was destroyed while capturing",
@@ -681,10 +762,11 @@ bool evrt__capture_destroy_stream(struct evrt__stream *s, evrt_status_t *st) {
 
 /* --------------------------------------------------- work on a capture */
 
-bool evrt__capture_item(struct evrt__stream *s, const struct evrt__item *tmpl,
-                        const char *label, evrt_status_t *st) {
+bool evrt__capture_item(struct evrt__stream *s, evrt_stream_t h,
+                        const struct evrt__item *tmpl, const char *label,
+                        evrt_status_t *st) {
   uint32_t mi;
-  struct evrt__capture *c = lock_capture_of(s, &mi);
+  struct evrt__capture *c = lock_capture_of(s, h, &mi);
   if (!c)
     return false;
   struct evrt__gnode n;
@@ -766,10 +848,10 @@ static bool interprocess_refused(struct evrt__capture *c, struct evrt__event *e,
 }
 
 bool evrt__capture_record(struct evrt__event *e, evrt_event_t eh,
-                          struct evrt__stream *s, unsigned flags,
-                          evrt_status_t *st) {
+                          struct evrt__stream *s, evrt_stream_t sh,
+                          unsigned flags, evrt_status_t *st) {
   uint32_t mi;
-  struct evrt__capture *c = lock_capture_of(s, &mi);
+  struct evrt__capture *c = lock_capture_of(s, sh, &mi);
   if (!c)
     return false;
   if (c->status != CAP_ACTIVE) {
@@ -812,10 +894,11 @@ bool evrt__capture_record(struct evrt__event *e, evrt_event_t eh,
   return true;
 }
 
-bool evrt__capture_wait(struct evrt__stream *s, struct evrt__event *e,
-                        evrt_event_t eh, unsigned flags, evrt_status_t *st) {
+bool evrt__capture_wait(struct evrt__stream *s, evrt_stream_t sh,
+                        struct evrt__event *e, evrt_event_t eh, unsigned flags,
+                        evrt_status_t *st) {
   uint32_t mi;
-  struct evrt__capture *c = lock_capture_of(s, &mi);
+  struct evrt__capture *c = lock_capture_of(s, sh, &mi);
   if (!c)
     return false;
   uint64_t other = 0;
@@ -872,9 +955,10 @@ bool evrt__capture_wait(struct evrt__stream *s, struct evrt__event *e,
 }
 
 bool evrt__capture_reset(struct evrt__event *e, evrt_event_t eh,
-                         struct evrt__stream *s, evrt_status_t *st) {
+                         struct evrt__stream *s, evrt_stream_t sh,
+                         evrt_status_t *st) {
   uint32_t mi;
-  struct evrt__capture *c = lock_capture_of(s, &mi);
+  struct evrt__capture *c = lock_capture_of(s, sh, &mi);
   if (!c)
     return false;
   if (c->status != CAP_ACTIVE)
@@ -885,9 +969,10 @@ bool evrt__capture_reset(struct evrt__event *e, evrt_event_t eh,
   return true;
 }
 
-evrt_status_t evrt__capture_fork(struct evrt__stream *s, struct evrt__event *e,
-                                 uint32_t ev_gen, uint64_t cap_id,
-                                 uint64_t rec_no) {
+evrt_status_t evrt__capture_fork(struct evrt__stream *s, evrt_stream_t sh,
+                                 struct evrt__event *e, uint32_t ev_gen,
+                                 uint64_t cap_id, uint64_t rec_no) {
+  EVRT__SCHED_POINT(EVRT__SP_CAPTURE_JOIN, s); /* white-box build only */
   pthread_mutex_lock(&reg_lock);
   struct evrt__capture *c = find_active(cap_id);
   if (!c) {
@@ -903,31 +988,35 @@ evrt_status_t evrt__capture_fork(struct evrt__stream *s, struct evrt__event *e,
   struct caprec *r;
   if (c->status != CAP_ACTIVE) {
     st = fail_invalidated(c);
-  } else if (s->is_default) {
-    invalidate_locked(c, "a default stream waited on event %llu",
-                      (unsigned long long)e->id);
-    st = evrt__fail(EVRT_ERROR_CAPTURE_IMPLICIT,
-                    "the default stream of device %d cannot join capture "
-                    "%llu; the capture is invalidated",
-                    atomic_load_explicit(&s->device, memory_order_relaxed),
-                    (unsigned long long)c->id);
   } else if (!(r = find_rec(c, e, ev_gen, rec_no))) {
     st = evrt__fail(EVRT_ERROR_CAPTURE_EVENT,
                     "event %llu was re-recorded meanwhile",
                     (unsigned long long)e->id);
   } else if ((st = add_member_locked(c, s, r->set, r->nset)) == EVRT_SUCCESS) {
-    struct evrt__capture *none = NULL;
-    /* acq_rel: publishes the member entry to lock_capture_of */
-    if (!atomic_compare_exchange_strong_explicit(&s->capture, &none, c,
-                                                 memory_order_acq_rel,
-                                                 memory_order_relaxed)) {
-      /* s began or joined a capture meanwhile: take the entry back */
+    /* (the waiting stream's handle was looked up without a lock: a
+     * destroy may have killed it since; attach_locked checks it again) */
+    int why = attach_locked(s, sh, c);
+    if (why) {
+      /* s was destroyed, or began or joined a capture meanwhile: take the
+       * entry back */
       c->nm--;
       evrt__free(c->m[c->nm].tail);
       c->g->nlanes--;
-      st = evrt__fail(EVRT_ERROR_CAPTURE_MERGE,
-                      "stream %llu joined another capture meanwhile",
-                      (unsigned long long)s->id);
+      if (why == 1) {
+        st = destroyed_meanwhile(sh);
+      } else if (why == 3) {
+        invalidate_locked(c, "a default stream waited on event %llu",
+                          (unsigned long long)e->id);
+        st = evrt__fail(EVRT_ERROR_CAPTURE_IMPLICIT,
+                        "the default stream of device %d cannot join capture "
+                        "%llu; the capture is invalidated",
+                        atomic_load_explicit(&s->device, memory_order_relaxed),
+                        (unsigned long long)c->id);
+      } else {
+        st = evrt__fail(EVRT_ERROR_CAPTURE_MERGE,
+                        "stream %llu joined another capture meanwhile",
+                        (unsigned long long)s->id);
+      }
     }
   }
   pthread_mutex_unlock(&c->lock);
@@ -936,9 +1025,9 @@ evrt_status_t evrt__capture_fork(struct evrt__stream *s, struct evrt__event *e,
 
 /* ------------------------------------------- flags, labels: public calls */
 
-static evrt_status_t get_pair(evrt_event_t eh, evrt_stream_t sh,
+static evrt_status_t get_pair(evrt_event_t eh, evrt_stream_t *sh,
                               struct evrt__event **e, struct evrt__stream **s) {
-  evrt_status_t st = get_stream(sh, s);
+  evrt_status_t st = get_stream(*sh, s);
   if (st)
     return st;
   *e = evrt__event_get(eh);
@@ -955,17 +1044,20 @@ evrt_status_t evrt_event_record_with_flags(evrt_event_t eh, evrt_stream_t sh,
     return evrt_event_record(eh, sh);
   struct evrt__event *e;
   struct evrt__stream *s;
-  evrt_status_t st = get_pair(eh, sh, &e, &s);
+  evrt_status_t st = get_pair(eh, &sh, &e, &s);
   if (st)
     return st;
   if (flags != EVRT_EVENT_RECORD_EXTERNAL)
     return evrt__fail(EVRT_ERROR_INVALID_VALUE, "unknown record flags 0x%x",
                       flags);
-  if (!evrt__capture_record(e, eh, s, flags, &st))
+  if (!evrt__capture_record(e, eh, s, sh, flags, &st)) {
+    if (!evrt__stream_is(s, sh))
+      return destroyed_meanwhile(sh);
     return evrt__fail(EVRT_ERROR_INVALID_VALUE,
                       "EVRT_EVENT_RECORD_EXTERNAL is valid only on a "
                       "capturing stream (stream %llu is not capturing)",
                       (unsigned long long)s->id);
+  }
   return st;
 }
 
@@ -976,17 +1068,20 @@ evrt_status_t evrt_stream_wait_event_with_flags(evrt_stream_t sh,
     return evrt_stream_wait_event(sh, eh);
   struct evrt__event *e;
   struct evrt__stream *s;
-  evrt_status_t st = get_pair(eh, sh, &e, &s);
+  evrt_status_t st = get_pair(eh, &sh, &e, &s);
   if (st)
     return st;
   if (flags != EVRT_EVENT_WAIT_EXTERNAL)
     return evrt__fail(EVRT_ERROR_INVALID_VALUE, "unknown wait flags 0x%x",
                       flags);
-  if (!evrt__capture_wait(s, e, eh, flags, &st))
+  if (!evrt__capture_wait(s, sh, e, eh, flags, &st)) {
+    if (!evrt__stream_is(s, sh))
+      return destroyed_meanwhile(sh);
     return evrt__fail(EVRT_ERROR_INVALID_VALUE,
                       "EVRT_EVENT_WAIT_EXTERNAL is valid only on a capturing "
                       "stream (stream %llu is not capturing)",
                       (unsigned long long)s->id);
+  }
   return st;
 }
 
@@ -997,7 +1092,9 @@ static evrt_status_t control_node(evrt_stream_t h, struct evrt__gnode *n,
   if (st)
     return st;
   uint32_t mi;
-  struct evrt__capture *c = lock_capture_of(s, &mi);
+  struct evrt__capture *c = lock_capture_of(s, h, &mi);
+  if (!c && !evrt__stream_is(s, h))
+    return destroyed_meanwhile(h);
   if (!c)
     return evrt__fail(EVRT_ERROR_NOT_PERMITTED,
                       "labels and switches are capture nodes: stream %llu is "

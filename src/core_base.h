@@ -52,4 +52,37 @@ void evrt__free(void *p);
 long evrt__test_fail_alloc_at(long n);
 #endif
 
+
+/* Schedule points: the white-box build (evrt_static, EVRT_TEST_HOOKS)
+ * calls evrt__test_sched_hook, when a test set it, at a race's window, so
+ * that the race's regression test hits the window on every run (the hook
+ * blocks the thread there until the test's other threads have done their
+ * part).  libevrt.so has neither the hook nor the calls. */
+enum evrt__sched_point {
+  EVRT__SP_IDLE_ENQ_READ, /* after_idle: enq_seq read, destroyed not yet */
+  EVRT__SP_SUBMIT,        /* evrt__cpu_submit: linked, state not read yet */
+  EVRT__SP_IDLE_STORED,   /* after_idle: IDLE stored, nothing loaded yet */
+  /* the core's: calls racing a destroy of the stream they name */
+  EVRT__SP_CAPTURE_BEGIN,  /* begin_capture: looked up, nothing attached */
+  EVRT__SP_CAPTURE_JOIN,   /* capture_fork: a wait joins, not attached yet */
+  EVRT__SP_DESTROY_LOOKED, /* stream destroy: looked up, plock not taken */
+  EVRT__SP_NAME_SET,       /* set_name: checked live, trace entry not added */
+  EVRT__SP_FAILURE_LOOKED  /* failure.c's calls: looked up, nothing done */
+};
+struct evrt__stream;
+#ifdef EVRT_TEST_HOOKS
+extern void (*_Atomic evrt__test_sched_hook)(int point,
+                                             struct evrt__stream *s);
+#define EVRT__SCHED_POINT(point, s)                                            \
+  do {                                                                         \
+    /* acquire: what the test set up before installing the hook */           \
+    void (*h_)(int, struct evrt__stream *) =                                   \
+        atomic_load_explicit(&evrt__test_sched_hook, memory_order_acquire);    \
+    if (h_)                                                                    \
+      h_((point), (s));                                                        \
+  } while (0)
+#else
+#define EVRT__SCHED_POINT(point, s) ((void)0)
+#endif
+
 #endif

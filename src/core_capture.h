@@ -36,33 +36,46 @@ static inline bool evrt__any_capture(void) {
 static inline bool evrt__captured_src(uintptr_t src) {
   return src == (uintptr_t)&evrt__capture_src;
 }
+/* Every hook that names a stream takes the caller's handle of it (h, sh):
+ * it acts only if that incarnation is the capture's member, so a stale
+ * handle never touches the capture of a stream that reused the slot (the
+ * caller's ordinary path then fails it).  A stream joins a capture (begin,
+ * fork) under plock with its handle checked there, and destroy reads the
+ * capture field under plock before it kills the handle: of a join and a
+ * destroy racing, exactly one succeeds. */
 /* enqueue of a host function, copy, fill or delay (tmpl: the item) */
-bool evrt__capture_item(struct evrt__stream *s, const struct evrt__item *tmpl,
-                        const char *label, evrt_status_t *st);
+bool evrt__capture_item(struct evrt__stream *s, evrt_stream_t h,
+                        const struct evrt__item *tmpl, const char *label,
+                        evrt_status_t *st);
 bool evrt__capture_record(struct evrt__event *e, evrt_event_t eh,
-                          struct evrt__stream *s, unsigned flags,
-                          evrt_status_t *st);
-bool evrt__capture_wait(struct evrt__stream *s, struct evrt__event *e,
-                        evrt_event_t eh, unsigned flags, evrt_status_t *st);
+                          struct evrt__stream *s, evrt_stream_t sh,
+                          unsigned flags, evrt_status_t *st);
+bool evrt__capture_wait(struct evrt__stream *s, evrt_stream_t sh,
+                        struct evrt__event *e, evrt_event_t eh, unsigned flags,
+                        evrt_status_t *st);
 bool evrt__capture_reset(struct evrt__event *e, evrt_event_t eh,
-                         struct evrt__stream *s, evrt_status_t *st);
+                         struct evrt__stream *s, evrt_stream_t sh,
+                         evrt_status_t *st);
 /* A stream not capturing waits on a captured generation (capture id, rec_no
- * of the event's incarnation ev_gen): it joins that capture. */
-evrt_status_t evrt__capture_fork(struct evrt__stream *s, struct evrt__event *e,
-                                 uint32_t ev_gen, uint64_t cap_id,
-                                 uint64_t rec_no);
+ * of the event's incarnation ev_gen): it joins that capture (INVALID_HANDLE
+ * and nothing joined if sh died meanwhile). */
+evrt_status_t evrt__capture_fork(struct evrt__stream *s, evrt_stream_t sh,
+                                 struct evrt__event *e, uint32_t ev_gen,
+                                 uint64_t cap_id, uint64_t rec_no);
 /* Query of a capturing stream; use of a captured event ("queried",
  * "synchronized", ...): the error, and the capture invalidated. */
 evrt_status_t evrt__capture_stream_misuse(struct evrt__stream *s,
-                                          const char *what);
+                                          evrt_stream_t h, const char *what);
 evrt_status_t evrt__capture_event_misuse(struct evrt__event *e,
                                          const char *what);
 /* Synchronize calls while some capture is active: the object's own
  * capture, then the interaction modes. */
-bool evrt__capture_sync_stream(struct evrt__stream *s, evrt_status_t *st);
+bool evrt__capture_sync_stream(struct evrt__stream *s, evrt_stream_t h,
+                               evrt_status_t *st);
 bool evrt__capture_sync_event(struct evrt__event *e, evrt_status_t *st);
 bool evrt__capture_sync_device(int device, evrt_status_t *st);
-bool evrt__capture_destroy_stream(struct evrt__stream *s, evrt_status_t *st);
+bool evrt__capture_destroy_stream(struct evrt__stream *s, evrt_stream_t h,
+                                  evrt_status_t *st);
 /* src/graph_exec.c, called by the worker running the item (exec.c), no
  * lock held: a launch expands into its lanes; a run of nodes executes. */
 bool evrt__graph_run_launch(struct evrt__stream *s, struct evrt__item *it);

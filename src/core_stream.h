@@ -117,6 +117,11 @@ struct evrt__stream {
    * reads it on a stream they hold (a plain mov on x86 either way). */
   _Alignas(64) atomic_int device;
   bool is_default;
+  /* The trace's name table may hold an entry of this incarnation's id
+   * (created while tracing, or named): destroy removes it.  Written before
+   * the publish or under plock with the handle live; read by destroy under
+   * plock. */
+  bool named;
   /* Atomic: error and trace paths read it on a handle that a destroy and
    * a create may be recycling meanwhile (a plain mov on x86). */
   atomic_uint_least64_t id;

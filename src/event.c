@@ -764,7 +764,7 @@ evrt_status_t evrt_event_record(evrt_event_t eh, evrt_stream_t sh) {
   /* (a stale stream handle must not record into the capture of a stream
    * that reused the slot) */
   if (EVRT_UNLIKELY(evrt__stream_capturing(s)) && evrt__stream_is(s, sh) &&
-      evrt__capture_record(e, eh, s, EVRT_EVENT_RECORD_DEFAULT, &st))
+      evrt__capture_record(e, eh, s, sh, EVRT_EVENT_RECORD_DEFAULT, &st))
     return st;
   if (IS_IPC(e))
     return ipc_record(e, s, sh);
@@ -934,7 +934,7 @@ static evrt_status_t stream_wait(evrt_stream_t sh, evrt_event_t eh,
   if (EVRT_UNLIKELY(st))
     return st;
   if (EVRT_UNLIKELY(evrt__stream_capturing(s)) && evrt__stream_is(s, sh) &&
-      evrt__capture_wait(s, e, eh, EVRT_EVENT_WAIT_DEFAULT, &st))
+      evrt__capture_wait(s, sh, e, eh, EVRT_EVENT_WAIT_DEFAULT, &st))
     return st;
   if (IS_IPC(e))
     return ipc_wait(e, s, sh, timeout_ns);
@@ -965,7 +965,7 @@ static evrt_status_t stream_wait(evrt_stream_t sh, evrt_event_t eh,
       uint32_t ev_gen = evrt__obj_gen(&e->hdr);
       evrt__event_unlock(e);
       offlock_done(&ol, s);
-      return evrt__capture_fork(s, e, ev_gen, g.target, g.rec_no);
+      return evrt__capture_fork(s, sh, e, ev_gen, g.target, g.rec_no);
     }
     next_record = (flags_of(e) & EVRT_EVENT_WAIT_NEXT_RECORD) &&
                   (!g.src || reset_queued_before(e, s));
@@ -1147,7 +1147,7 @@ evrt_status_t evrt_event_reset(evrt_event_t eh, evrt_stream_t sh) {
   if (st)
     return st;
   if (EVRT_UNLIKELY(evrt__stream_capturing(s)) && evrt__stream_is(s, sh) &&
-      evrt__capture_reset(e, eh, s, &st))
+      evrt__capture_reset(e, eh, s, sh, &st))
     return st;
   if (IS_IPC(e))
     return evrt__fail(EVRT_ERROR_NOT_SUPPORTED,

@@ -17,8 +17,17 @@
  * enqueued after a clear returned runs: its enqueue (release link) follows
  * the clear, and the worker's acquire of the link sees it.
  *
- * Locks: flock (a leaf spin lock, per stream: a few stores under it, no
- * system call); cb_lock (a mutex around the callback table; a worker copies
+ * Calls that write this state (failure mode, clear, abort, stop) racing a
+ * destroy of the stream and the reuse of its slot: the failure mode and the
+ * clear are made under plock with the handle checked there (destroy kills
+ * it under plock; a create reusing the slot resets the state after that),
+ * abort and stop check the handle after their acquire loads of the
+ * counters, as a query does (a later incarnation's seqs lie past any mark
+ * read from this one).  So a stale handle fails with INVALID_HANDLE and
+ * never changes the stream that reused the slot.
+ *
+ * Locks: plock -> flock (the clear); flock (a leaf spin lock, per stream: a
+ * few stores under it, no system call); cb_lock (a mutex around the callback table; a worker copies
  * the table under it and calls the callbacks without it).
  */
 #include "internal.h"
@@ -273,6 +282,12 @@ evrt_status_t evrt_last_task_failure(evrt_task_failure_t *info) {
   return EVRT_SUCCESS;
 }
 
+static __attribute__((cold, noinline)) evrt_status_t
+destroyed_meanwhile(evrt_stream_t h) {
+  return evrt__fail(EVRT_ERROR_INVALID_HANDLE,
+                    "stream %p destroyed during the call", (void *)h);
+}
+
 static evrt_status_t get_stream(evrt_stream_t h, struct evrt__stream **out) {
   evrt_status_t st = evrt__ready();
   if (st)
@@ -281,6 +296,7 @@ static evrt_status_t get_stream(evrt_stream_t h, struct evrt__stream **out) {
   if (!s)
     return evrt__fail(EVRT_ERROR_INVALID_HANDLE,
                       "stream %p is NULL, destroyed or not a stream", (void *)h);
+  EVRT__SCHED_POINT(EVRT__SP_FAILURE_LOOKED, s); /* white-box build only */
   *out = s;
   return EVRT_SUCCESS;
 }
@@ -314,10 +330,16 @@ evrt_status_t evrt_stream_set_failure_mode(evrt_stream_t h, unsigned mode) {
                       "EVRT_FAILURE_STOP",
                       mode);
   /* Applies to failures from now on; a stream already stopped stays
-   * stopped until its error is cleared. */
-  atomic_store_explicit(&s->fail_stop, (unsigned char)mode,
-                        memory_order_relaxed);
-  return EVRT_SUCCESS;
+   * stopped until its error is cleared.  Under plock with the handle
+   * checked (top of file): a stale handle must not set the mode of the
+   * stream that reused the slot. */
+  evrt__spin_lock(&s->plock);
+  bool live = evrt__stream_is(s, h);
+  if (live)
+    atomic_store_explicit(&s->fail_stop, (unsigned char)mode,
+                          memory_order_relaxed);
+  evrt__spin_unlock(&s->plock);
+  return live ? EVRT_SUCCESS : destroyed_meanwhile(h);
 }
 
 static evrt_status_t error_of(evrt_stream_t h, evrt_task_failure_t *info,
@@ -329,6 +351,14 @@ static evrt_status_t error_of(evrt_stream_t h, evrt_task_failure_t *info,
   if (!info && !clear)
     return evrt__fail(EVRT_ERROR_INVALID_VALUE, "info is NULL");
   struct evrt__failrec r;
+  /* plock with the handle checked, then flock (top of file): a stale
+   * handle neither reads nor clears the error of the stream that reused
+   * the slot. */
+  evrt__spin_lock(&s->plock);
+  if (!evrt__stream_is(s, h)) {
+    evrt__spin_unlock(&s->plock);
+    return destroyed_meanwhile(h);
+  }
   evrt__spin_lock(&s->flock);
   bool pending = atomic_load_explicit(&s->err_seq, memory_order_relaxed) != 0;
   r = s->fail;
@@ -337,6 +367,7 @@ static evrt_status_t error_of(evrt_stream_t h, evrt_task_failure_t *info,
     atomic_store_explicit(&s->skipping, false, memory_order_relaxed);
   }
   evrt__spin_unlock(&s->flock);
+  evrt__spin_unlock(&s->plock);
   if (info) {
     if (pending) {
       fill_info(s, &r, info);
@@ -388,6 +419,10 @@ evrt_status_t evrt_stream_abort(evrt_stream_t h) {
    * raise of abort_seq below. */
   uint64_t mark;
   uint64_t head = head_task(s, &mark);
+  /* The counters were this incarnation's if the handle is still live after
+   * their acquire loads (top of file). */
+  if (!evrt__stream_is(s, h))
+    return destroyed_meanwhile(h);
   if (head)
     raise_to(&s->abort_head, head, memory_order_relaxed);
   /* Everything enqueued so far that has not started.  seq_cst: ordered
@@ -407,6 +442,8 @@ evrt_status_t evrt_stream_stop(evrt_stream_t h) {
     return st;
   uint64_t enq;
   uint64_t head = head_task(s, &enq);
+  if (!evrt__stream_is(s, h)) /* as in abort */
+    return destroyed_meanwhile(h);
   /* Nothing pending: nothing to stop.  Relaxed: the running function
    * polls it, nothing is published with it. */
   if (head)

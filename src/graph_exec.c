@@ -496,7 +496,7 @@ evrt_status_t evrt_graph_launch(evrt_graph_exec_t h, evrt_stream_t sh) {
   }
   if (EVRT_UNLIKELY(evrt__stream_capturing(s))) {
     /* (a graph inside a graph is not supported) */
-    st = evrt__capture_stream_misuse(s, "given a graph launch");
+    st = evrt__capture_stream_misuse(s, sh, "given a graph launch");
     if (st != EVRT_SUCCESS && st != EVRT_NOT_READY)
       return st; /* else the capture ended meanwhile */
   }

@@ -10,6 +10,8 @@
  *     timer.lock  (leaf: nothing is taken while holding it)
  *     stream.wlock (leaf: waiters found under it are resumed after release)
  *     stream.flock, value bucket locks (leaves: failure.c, value.c)
+ *     stream.plock -> stream.flock (clear_error, failure.c)
+ *     capture registry / capture.lock -> stream.plock (capture.c's joins)
  *
  * No user code (host functions) ever runs with any of these held.
  *

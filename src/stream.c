@@ -68,6 +68,15 @@ evrt_status_t evrt__stream_new(int device, int priority, bool is_default,
       atomic_fetch_add_explicit(&next_stream_id, 1, memory_order_relaxed) + 1,
       memory_order_relaxed);
   s->name[0] = 0;
+  /* A track for a stream created while tracing (docs/trace.md), added
+   * before the publish: a destroy racing from another thread then finds
+   * `named` and removes it (after the publish it could come first, and
+   * the entry would outlive the stream). */
+  s->named = EVRT_TRACING();
+  if (s->named)
+    evrt__trace_stream_name(device, atomic_load_explicit(&s->id,
+                                                         memory_order_relaxed),
+                            NULL);
   /* the backend's state of the new incarnation, and the room its submit
    * will need (so that an enqueue never fails for want of it) */
   st = evrt__be_stream_init(s);
@@ -78,10 +87,6 @@ evrt_status_t evrt__stream_new(int device, int priority, bool is_default,
   if (EVRT_UNLIKELY(evrt__check_on))
     evrt__check_stream_new(s);
   evrt__table_publish(&s->hdr);
-  if (EVRT_TRACING())
-    evrt__trace_stream_name(device, atomic_load_explicit(&s->id,
-                                                         memory_order_relaxed),
-                            NULL);
   *out = s;
   return EVRT_SUCCESS;
 }
@@ -287,11 +292,11 @@ destroyed_meanwhile(evrt_stream_t h) {
 static evrt_status_t enqueue(struct evrt__stream *s, evrt_stream_t h,
                              const struct evrt__item *tmpl, const char *label) {
   evrt_status_t st;
-  /* A capturing stream takes a graph node instead (src/capture.c), if the
-   * handle is still live (a stale one must not add to the graph of a
-   * stream that reused the slot). */
-  if (EVRT_UNLIKELY(evrt__stream_capturing(s)) && evrt__stream_is(s, h) &&
-      evrt__capture_item(s, tmpl, label, &st))
+  /* A capturing stream takes a graph node instead (src/capture.c), if h
+   * names the member (capture_item checks: a stale handle must not add to
+   * the graph of a stream that reused the slot). */
+  if (EVRT_UNLIKELY(evrt__stream_capturing(s)) &&
+      evrt__capture_item(s, h, tmpl, label, &st))
     return st;
   void *chk = EVRT_UNLIKELY(evrt__check_on) ? evrt__check_enqueue(s, tmpl)
                                             : NULL;
@@ -391,12 +396,14 @@ evrt_status_t evrt_stream_destroy(evrt_stream_t h) {
   evrt_status_t st = get_stream(h, &s);
   if (st)
     return st;
-  /* (a stale handle must not invalidate the capture of a stream that
-   * reused the slot: checked first, without the lock; the destroy itself
-   * checks again under it) */
-  if (EVRT_UNLIKELY(evrt__stream_capturing(s)) && evrt__stream_is(s, h) &&
-      evrt__capture_destroy_stream(s, &st))
+  /* (capture_destroy_stream acts only if h names the member: a stale
+   * handle must not invalidate the capture of a stream that reused the
+   * slot) */
+  if (EVRT_UNLIKELY(evrt__stream_capturing(s)) &&
+      evrt__capture_destroy_stream(s, h, &st))
     return st;
+  EVRT__SCHED_POINT(EVRT__SP_DESTROY_LOOKED, s); /* white-box build only */
+again:
   evrt__spin_lock(&s->plock);
   /* Check the generation again under the lock: two racing destroys of the
    * same handle must not both succeed, and the slot may have been freed
@@ -413,8 +420,26 @@ evrt_status_t evrt_stream_destroy(evrt_stream_t h) {
                       "the default stream of device %d cannot be destroyed",
                       atomic_load_explicit(&s->device, memory_order_relaxed));
   }
+  if (EVRT_UNLIKELY(evrt__stream_capturing(s))) {
+    /* A capture attached since the check above (begin and fork attach
+     * under plock with the handle live, src/capture.c): the destroy of a
+     * capturing stream fails, the capture invalidated, and the stream
+     * stays.  Read under plock, so a begin either attached before this
+     * read, or attaches after the kill below and finds the handle dead:
+     * never both succeed. */
+    evrt__spin_unlock(&s->plock);
+    if (evrt__capture_destroy_stream(s, h, &st))
+      return st;
+    goto again; /* the capture ended meanwhile */
+  }
   evrt__table_kill(&s->hdr);
+  bool named = s->named;
+  uint64_t id = atomic_load_explicit(&s->id, memory_order_relaxed);
   evrt__spin_unlock(&s->plock);
+  /* Its name goes with it (a session recording keeps it until its file is
+   * written); a set_name racing the kill removes what it added itself. */
+  if (named)
+    evrt__trace_stream_forget(id);
   /* No producer links after the kill; one that pinned the stream before it
    * (evrt__stream_pin) pushes without the handle: let it finish, so that
    * its item is seen below (acquire: pairs with evrt__stream_unpin). */
@@ -433,7 +458,7 @@ evrt_status_t evrt_stream_query(evrt_stream_t h) {
   if (st)
     return st;
   if (EVRT_UNLIKELY(evrt__stream_capturing(s)))
-    return evrt__capture_stream_misuse(s, "queried");
+    return evrt__capture_stream_misuse(s, h, "queried");
   uint64_t enq = atomic_load_explicit(&s->enq_seq, memory_order_acquire);
   bool done = evrt__done(s) >= enq;
   /* The counters were this incarnation's if the handle is still live after
@@ -478,7 +503,7 @@ evrt_status_t evrt_stream_synchronize_timeout(evrt_stream_t h,
   evrt_status_t st = get_stream(h, &s);
   if (st)
     return st;
-  if (EVRT_UNLIKELY(evrt__any_capture()) && evrt__capture_sync_stream(s, &st))
+  if (EVRT_UNLIKELY(evrt__any_capture()) && evrt__capture_sync_stream(s, h, &st))
     return st;
   uint64_t enq = atomic_load_explicit(&s->enq_seq, memory_order_acquire);
   bool done = evrt__done(s) >= enq;
@@ -563,15 +588,33 @@ evrt_status_t evrt_stream_set_name(evrt_stream_t h, const char *name) {
     evrt__spin_unlock(&s->plock);
     return evrt__fail(EVRT_ERROR_INVALID_VALUE, "name is NULL");
   }
+  /* (lock_stream checked the handle under plock; NULL stood for the
+   * default stream, whose handle the re-check below compares with) */
+  h = evrt__stream_handle(s);
   strncpy(s->name, name, sizeof s->name - 1);
   s->name[sizeof s->name - 1] = 0;
+  s->named = true; /* (destroy reads it under plock after the kill) */
   int dev = atomic_load_explicit(&s->device, memory_order_relaxed);
   uint64_t id = atomic_load_explicit(&s->id, memory_order_relaxed);
   evrt__spin_unlock(&s->plock);
+  /* The checker's and the trace's copies are made off plock (a mutex, a
+   * malloc), so a destroy may slip in: the checker's ignores a name for
+   * another incarnation (the id), and the trace entry added here is
+   * removed again if the handle died meanwhile (the destroy's removal
+   * may have run before the add: re-checked under plock, after it, so
+   * one of the two removes it). */
   if (EVRT_UNLIKELY(evrt__check_on))
-    evrt__check_stream_name(s, name);
+    evrt__check_stream_name(s, id, name);
+  EVRT__SCHED_POINT(EVRT__SP_NAME_SET, s); /* white-box build only */
   /* Always: the trace writer remembers names given before tracing starts. */
   evrt__trace_stream_name(dev, id, name);
+  evrt__spin_lock(&s->plock);
+  bool live = evrt__stream_is(s, h);
+  evrt__spin_unlock(&s->plock);
+  if (EVRT_UNLIKELY(!live)) {
+    evrt__trace_stream_forget(id);
+    return destroyed_meanwhile(h);
+  }
   return EVRT_SUCCESS;
 }
 

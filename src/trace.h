@@ -61,6 +61,12 @@ void evrt__trace_atfork_child(void);
 
 /* A stream got a name (or was created: name may be NULL). */
 void evrt__trace_stream_name(int device, uint64_t stream_id, const char *name);
+/* The stream is destroyed: its entry goes (at the end of the session that
+ * is recording, if one is: the file still names its track).  A no-op for
+ * an id without an entry. */
+void evrt__trace_stream_forget(uint64_t stream_id);
+/* White-box (tests): the entries of the name table. */
+size_t evrt__trace_names_count(void);
 
 /* A work item ran on a stream from t0 to t1 (CLOCK_MONOTONIC ns).
  * For RECORD/WAIT/RESET items event_id and gen name the event generation. */

@@ -31,11 +31,15 @@ struct evrt__trace_entry {
 
 /* Stream id -> (device, name), an open-addressing table kept across
  * sessions so that a name set in an earlier session still names the track
- * (trace_rec.c).  Everything here is under evrt__trace_names_lock. */
+ * (trace_rec.c).  An entry lives as long as its stream: destroy removes it,
+ * or, while a session records, retires it (the file being written still
+ * names the stream's track) and the session's end removes it.  Everything
+ * here is under evrt__trace_names_lock. */
 struct evrt__trace_name {
   uint64_t id; /* 0 = empty */
   uint64_t session;
   int device;
+  bool retired; /* its stream is destroyed: removed when the session ends */
   char name[64];
 };
 extern pthread_mutex_t evrt__trace_names_lock;

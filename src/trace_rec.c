@@ -174,6 +174,9 @@ pthread_mutex_t evrt__trace_names_lock = PTHREAD_MUTEX_INITIALIZER;
 struct evrt__trace_name *evrt__trace_names;
 size_t evrt__trace_names_cap, evrt__trace_names_used;
 uint64_t evrt__trace_session_no;
+/* A session records (from its start to the end of its file), names_lock:
+ * a stream destroyed meanwhile keeps its entry, retired, until then. */
+static bool names_recording;
 
 struct evrt__trace_name *evrt__trace_name_find(uint64_t id) {
   size_t m = evrt__trace_names_cap - 1;
@@ -207,6 +210,8 @@ void evrt__trace_stream_name(int device, uint64_t stream_id, const char *name) {
     struct evrt__trace_name *s = evrt__trace_name_find(stream_id);
     if (!s->id) {
       s->id = stream_id;
+      s->retired = false;
+      s->name[0] = 0;
       evrt__trace_names_used++;
     }
     s->device = device;
@@ -217,6 +222,62 @@ void evrt__trace_stream_name(int device, uint64_t stream_id, const char *name) {
     }
   }
   pthread_mutex_unlock(&evrt__trace_names_lock);
+}
+
+/* names_lock held: empty slot i, moving back the entries of its probe run
+ * that may no longer be found past the hole (linear probing's deletion; no
+ * tombstones, so the table's probe runs stay as short as its load). */
+static void names_remove_at(size_t i) {
+  size_t m = evrt__trace_names_cap - 1;
+  evrt__trace_names[i].id = 0;
+  evrt__trace_names_used--;
+  for (size_t j = (i + 1) & m; evrt__trace_names[j].id; j = (j + 1) & m) {
+    size_t home =
+        (size_t)(evrt__trace_names[j].id * 0x9E3779B97F4A7C15ull) & m;
+    /* j stays if its home lies cyclically in (i, j] */
+    bool stays = i < j ? (home > i && home <= j) : (home > i || home <= j);
+    if (stays)
+      continue;
+    evrt__trace_names[i] = evrt__trace_names[j];
+    evrt__trace_names[j].id = 0;
+    i = j;
+  }
+}
+
+void evrt__trace_stream_forget(uint64_t stream_id) {
+  if (!stream_id)
+    return;
+  pthread_mutex_lock(&evrt__trace_names_lock);
+  struct evrt__trace_name *s =
+      evrt__trace_names_cap ? evrt__trace_name_find(stream_id) : NULL;
+  if (s && s->id) {
+    /* While a session records, the file may still need the name, even
+     * one given before the session (a track of the stream's slices). */
+    if (names_recording)
+      s->retired = true;
+    else
+      names_remove_at((size_t)(s - evrt__trace_names));
+  }
+  pthread_mutex_unlock(&evrt__trace_names_lock);
+}
+
+/* The end of a session's file: the entries retired during it go. */
+static void names_session_end(void) {
+  pthread_mutex_lock(&evrt__trace_names_lock);
+  names_recording = false;
+  for (size_t i = 0; i < evrt__trace_names_cap;)
+    if (evrt__trace_names[i].id && evrt__trace_names[i].retired)
+      names_remove_at(i); /* (slot i may hold a moved entry now: again) */
+    else
+      i++;
+  pthread_mutex_unlock(&evrt__trace_names_lock);
+}
+
+size_t evrt__trace_names_count(void) {
+  pthread_mutex_lock(&evrt__trace_names_lock);
+  size_t n = evrt__trace_names_used;
+  pthread_mutex_unlock(&evrt__trace_names_lock);
+  return n;
 }
 
 /* ---------------------------------------------------------------- hooks */
@@ -360,6 +421,7 @@ static evrt_status_t stop_locked(void) {
   evrt_status_t st = EVRT_SUCCESS;
   int err =
       all ? evrt__trace_write_json(out_fd, t_start, all, n, dropped) : ENOMEM;
+  names_session_end(); /* written: the retired names may go */
   if (err == ENOMEM) {
     /* drop a half-written file: the reader gets a valid, empty trace */
     static const char msg[] =
@@ -415,6 +477,7 @@ static evrt_status_t start_locked(const char *path) {
   out_path = copy;
   pthread_mutex_lock(&evrt__trace_names_lock);
   evrt__trace_session_no++;
+  names_recording = true;
   pthread_mutex_unlock(&evrt__trace_names_lock);
   t_start = evrt__now_ns();
   active = true;

@@ -79,7 +79,9 @@ void *evrt__check_node(uint32_t site);
 /* stream.c: the enqueue failed after evrt__check_enqueue (NULL is fine). */
 void evrt__check_discard(void *check);
 /* stream.c: the stream was named (for reports). */
-void evrt__check_stream_name(struct evrt__stream *s, const char *name);
+/* (id: the incarnation named; a name for another one is ignored) */
+void evrt__check_stream_name(struct evrt__stream *s, uint64_t id,
+                             const char *name);
 /* exec.c, the worker that owns s: before an item runs (again, for a parked
  * item), after it completed, and when it parks. */
 void evrt__check_item_begin(struct evrt__stream *s, struct evrt__item *it);

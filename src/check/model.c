@@ -597,12 +597,16 @@ void evrt__check_discard(void *check) {
   }
 }
 
-void evrt__check_stream_name(struct evrt__stream *s, const char *name) {
+void evrt__check_stream_name(struct evrt__stream *s, uint64_t id,
+                             const char *name) {
   struct evrt__cstream *cs = s->check;
   if (!cs)
     return;
   evrt__spin_lock(&cs->lock);
-  snprintf(cs->name, sizeof cs->name, "%s", name);
+  /* a set_name racing a destroy and the slot's reuse must not name the
+   * next incarnation (stream_new sets cs->id under this lock) */
+  if (cs->id == id)
+    snprintf(cs->name, sizeof cs->name, "%s", name);
   evrt__spin_unlock(&cs->lock);
 }
 

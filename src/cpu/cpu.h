@@ -146,30 +146,7 @@ enum evrt__sched_state {
 #else
 #define EVRT__ASSERTS 0
 #endif
-/* Schedule points: the white-box build (evrt_static, EVRT_TEST_HOOKS)
- * calls evrt__test_sched_hook, when a test set it, at a race's window, so
- * that the race's regression test hits the window on every run (the hook
- * blocks the thread there until the test's other threads have done their
- * part).  libevrt.so has neither the hook nor the calls. */
-enum evrt__sched_point {
-  EVRT__SP_IDLE_ENQ_READ, /* after_idle: enq_seq read, destroyed not yet */
-  EVRT__SP_SUBMIT,        /* evrt__cpu_submit: linked, state not read yet */
-  EVRT__SP_IDLE_STORED    /* after_idle: IDLE stored, nothing loaded yet */
-};
-#ifdef EVRT_TEST_HOOKS
-extern void (*_Atomic evrt__test_sched_hook)(int point,
-                                             struct evrt__stream *s);
-#define EVRT__SCHED_POINT(point, s)                                            \
-  do {                                                                         \
-    /* acquire: what the test set up before installing the hook */           \
-    void (*h_)(int, struct evrt__stream *) =                                   \
-        atomic_load_explicit(&evrt__test_sched_hook, memory_order_acquire);    \
-    if (h_)                                                                    \
-      h_((point), (s));                                                        \
-  } while (0)
-#else
-#define EVRT__SCHED_POINT(point, s) ((void)0)
-#endif
+/* Schedule points (EVRT__SCHED_POINT): core_base.h. */
 
 /* A transition found the word in a state it does not start from: print
  * the stream, the word and the transition, and abort (exec.c). */

@@ -218,3 +218,162 @@ TEST(event_calls_racing_event_destroy_and_slot_reuse) {
   ASSERT_OK(evrt_device_event_available(0, &avail1));
   ASSERT_EQ(avail1, avail0);
 }
+
+/* ----------------------------------------------------------- captures */
+
+/* Capture calls racing the destroy of the stream they name and the reuse
+ * of its slot (issue 23, item 1): begin and end in each mode, a wait that
+ * joins a capture (fork), names, the failure mode, labels, the capture
+ * state.  The invariant: a call either fails with INVALID_HANDLE and
+ * attaches nothing, or it went first and the destroy saw it: a capture
+ * begun (or joined) always ends through its own stream handle (never
+ * INVALID_HANDLE: the stream cannot be destroyed while it captures, the
+ * destroy fails and invalidates the capture instead); and afterwards no
+ * capture is left anywhere, so GLOBAL-mode synchronizes work.  Before the
+ * fix a begin and a destroy both succeeded and the capture was stuck on
+ * the dead stream (every later GLOBAL synchronize failed). */
+#define CAP_ROUNDS 20000
+static _Atomic(evrt_stream_t) cap_stream;
+static atomic_int cap_stop;
+static atomic_long cap_bad, cap_stuck, cap_begun, cap_joined;
+
+static void nop_fn(void *p) { (void)p; }
+
+/* The first unexpected status and the line that got it (for the report). */
+static atomic_int bad_line;
+static _Atomic evrt_status_t bad_st;
+#define BAD(st)                                                                \
+  do {                                                                         \
+    int z_ = 0;                                                                \
+    if (atomic_compare_exchange_strong(&bad_line, &z_, __LINE__))             \
+      atomic_store(&bad_st, (st));                                             \
+    atomic_fetch_add(&cap_bad, 1);                                             \
+  } while (0)
+
+static bool ok_or_dead(evrt_status_t st) {
+  return st == EVRT_SUCCESS || st == EVRT_ERROR_INVALID_HANDLE;
+}
+
+static void *capturer(void *arg) {
+  int me = (int)(intptr_t)arg;
+  evrt_stream_t o;
+  evrt_event_t e, back;
+  if (evrt_stream_create(&o, 0, 0, 0) || evrt_event_create(&e, 0) ||
+      evrt_event_create(&back, 0)) {
+    BAD(EVRT_ERROR_OUT_OF_MEMORY);
+    return NULL;
+  }
+  for (long n = 0; !atomic_load(&cap_stop); n++) {
+    evrt_stream_t s = atomic_load(&cap_stream);
+    evrt_capture_mode_t mode = (evrt_capture_mode_t)((n + me) % 3);
+    evrt_graph_t g = NULL;
+    evrt_status_t st;
+    if (n % 4 == 0) {
+      /* begin and end on the raced stream itself */
+      st = evrt_stream_begin_capture(s, mode);
+      if (st == EVRT_SUCCESS) {
+        atomic_fetch_add(&cap_begun, 1);
+        evrt_status_t l = evrt_stream_capture_label(s, 1);
+        if (l != EVRT_SUCCESS && l != EVRT_ERROR_CAPTURE_INVALIDATED)
+          BAD(l);
+        st = evrt_stream_end_capture(s, &g);
+        if (st == EVRT_ERROR_INVALID_HANDLE || st == EVRT_ERROR_NOT_PERMITTED)
+          atomic_fetch_add(&cap_stuck, 1);
+        else if (st != EVRT_SUCCESS && st != EVRT_ERROR_CAPTURE_INVALIDATED)
+          BAD(st);
+        if (g && evrt_graph_destroy(g))
+          BAD(st);
+      } else if (st != EVRT_ERROR_INVALID_HANDLE &&
+                 st != EVRT_ERROR_CAPTURE_UNSUPPORTED) { /* the other's */
+        BAD(st);
+      }
+    } else if (n % 4 == 1) {
+      /* the raced stream joins this thread's capture of o, and back */
+      if ((st = evrt_stream_begin_capture(o, mode)) ||
+          (st = evrt_launch_host_func(o, nop_fn, NULL)) ||
+          (st = evrt_event_record(e, o))) {
+        BAD(st);
+        break;
+      }
+      st = evrt_stream_wait_event(s, e);
+      if (st == EVRT_SUCCESS) {
+        atomic_fetch_add(&cap_joined, 1);
+        /* a member cannot die: its record succeeds (or the capture was
+         * invalidated by a destroy that failed) */
+        evrt_status_t r = evrt_event_record(back, s);
+        if (r == EVRT_SUCCESS)
+          r = evrt_stream_wait_event(o, back);
+        if (r != EVRT_SUCCESS && r != EVRT_ERROR_CAPTURE_INVALIDATED)
+          BAD(r);
+      } else if (st != EVRT_ERROR_INVALID_HANDLE &&
+                 st != EVRT_ERROR_CAPTURE_MERGE &&       /* the other's */
+                 st != EVRT_ERROR_CAPTURE_INVALIDATED) { /* a failed destroy */
+        BAD(st);
+      }
+      st = evrt_stream_end_capture(o, &g);
+      if (st == EVRT_ERROR_INVALID_HANDLE || st == EVRT_ERROR_NOT_PERMITTED)
+        atomic_fetch_add(&cap_stuck, 1);
+      else if (st != EVRT_SUCCESS && st != EVRT_ERROR_CAPTURE_INVALIDATED &&
+               st != EVRT_ERROR_CAPTURE_UNJOINED)
+        BAD(st);
+      if (g && evrt_graph_destroy(g))
+        BAD(st);
+    }
+    evrt_capture_status_t cs;
+    uint64_t id;
+    if (!ok_or_dead(st = evrt_stream_set_name(s, "raced")) ||
+        !ok_or_dead(st = evrt_stream_set_failure_mode(s,
+                                                      EVRT_FAILURE_CONTINUE)) ||
+        !ok_or_dead(st = evrt_stream_capture_info(s, &cs, &id)))
+      BAD(st);
+  }
+  /* (o ran nothing: everything on it was captured; no synchronize, which
+   * the other thread's GLOBAL capture would refuse) */
+  if (evrt_event_destroy(e) || evrt_event_destroy(back) ||
+      evrt_stream_destroy(o))
+    BAD(EVRT_ERROR_INTERNAL);
+  return NULL;
+}
+
+TEST(capture_calls_racing_stream_destroy_and_slot_reuse) {
+  pthread_t th[2];
+  evrt_stream_t s;
+  ASSERT_OK(evrt_stream_create(&s, 0, 0, 0));
+  atomic_store(&cap_stream, s);
+  for (int i = 0; i < 2; i++)
+    pthread_create(&th[i], NULL, capturer, (void *)(intptr_t)i);
+  long refused = 0;
+  for (int r = 0; r < CAP_ROUNDS; r++) {
+    evrt_stream_t old = atomic_load(&cap_stream), nw;
+    evrt_status_t st = evrt_stream_destroy(old);
+    if (st == EVRT_ERROR_CAPTURE_UNSUPPORTED) {
+      refused++; /* it captures (or joined one): invalidated; again later */
+    } else {
+      ASSERT_OK(st);
+      ASSERT_OK(evrt_stream_create(&nw, 0, 0, 0));
+      atomic_store(&cap_stream, nw);
+    }
+    /* let the capturers reach the stream, at varying points */
+    for (volatile int k = 0; k < 3000 * (r % 5); k++)
+      ;
+  }
+  atomic_store(&cap_stop, 1);
+  for (int i = 0; i < 2; i++)
+    pthread_join(th[i], NULL);
+  printf("  %ld captures begun, %ld joins, %ld destroys refused, %ld stuck, "
+         "%ld bad statuses (first: %s at line %d)\n",
+         atomic_load(&cap_begun), atomic_load(&cap_joined), refused,
+         atomic_load(&cap_stuck), atomic_load(&cap_bad),
+         evrt_err_name(atomic_load(&bad_st)), atomic_load(&bad_line));
+  ASSERT_EQ(atomic_load(&cap_stuck), 0);
+  ASSERT_EQ(atomic_load(&cap_bad), 0);
+  /* No capture left anywhere: GLOBAL-mode synchronizes work. */
+  s = atomic_load(&cap_stream);
+  evrt_capture_status_t cs;
+  ASSERT_OK(evrt_stream_capture_status(s, &cs));
+  ASSERT_EQ(cs, EVRT_CAPTURE_STATUS_NONE);
+  ASSERT_OK(evrt_launch_host_func(s, nop_fn, NULL));
+  ASSERT_OK(evrt_stream_synchronize(s));
+  ASSERT_OK(evrt_device_synchronize_timeout(0, 60000000000ll));
+  ASSERT_OK(evrt_stream_destroy(s));
+}

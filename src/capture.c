@@ -254,15 +254,7 @@ static evrt_status_t get_stream_(evrt_stream_t *h,
   evrt_status_t st = evrt__ready();
   if (st)
     return st;
-  *out = evrt__stream_get(*h);
-  if (!*out) {
-    if (*h)
-      return evrt__fail(EVRT_ERROR_INVALID_HANDLE,
-                        "stream %p is destroyed or not a stream", (void *)*h);
-    *out = evrt__stream_null_default(); /* NULL: the current default */
-    *h = evrt__stream_handle(*out);
-  }
-  return EVRT_SUCCESS;
+  return evrt__stream_arg(h, out);
 }
 /* Rewrites the caller's handle variable (NULL: the current default
  * stream's handle), which lock_capture_of and the attach under plock then

@@ -23,12 +23,6 @@ extern int evrt__ndevices;
 extern struct evrt__device *evrt__devices;
 extern EVRT_TLS int evrt__tls_device;
 evrt_status_t evrt__devices_init(void);
-/* A NULL stream handle stands for the calling thread's current device's
- * default stream, as CUDA's stream 0 and ACL's NULL stream do: the stream
- * lookups of the public entry points call this (out of line, so never on
- * their fast path) when the lookup of a NULL handle failed, with the
- * library ready. */
-struct evrt__stream *evrt__stream_null_default(void);
 bool evrt__event_resource_take(int device);
 void evrt__event_resource_give(int device);
 

@@ -154,6 +154,31 @@ static inline struct evrt__stream *evrt__stream_get(evrt_stream_t h) {
 static inline evrt_stream_t evrt__stream_handle(struct evrt__stream *s) {
   return (evrt_stream_t)evrt__handle_of(&evrt__streams, &s->hdr);
 }
+
+/* src/device.c: the stream a NULL handle names (below). */
+struct evrt__stream *evrt__stream_null_default(void);
+/* src/stream.c: the failure of a non-NULL handle that is no live stream. */
+evrt_status_t evrt__stream_arg_invalid(evrt_stream_t h);
+
+/* The stream argument of a public call, the one lookup every stream-taking
+ * entry point uses (evrt.h, Conventions): a live handle gives its stream; a
+ * NULL handle the calling thread's current device's default stream, and *h
+ * is rewritten to that stream's handle, so the call's later checks of the
+ * handle (evrt__stream_is, under plock) compare with the stream it acts on;
+ * any other handle is EVRT_ERROR_INVALID_HANDLE.  The library must be ready
+ * (evrt__ready).  Inlined: the live-handle path is one table lookup. */
+static inline __attribute__((always_inline)) evrt_status_t
+evrt__stream_arg(evrt_stream_t *h, struct evrt__stream **out) {
+  struct evrt__stream *s = evrt__stream_get(*h);
+  if (EVRT_UNLIKELY(!s)) {
+    if (*h)
+      return evrt__stream_arg_invalid(*h);
+    s = evrt__stream_null_default();
+    *h = evrt__stream_handle(s);
+  }
+  *out = s;
+  return EVRT_SUCCESS;
+}
 #define EVRT__WLOCK (1ull << 63)
 #define EVRT__WAKE_NONE (EVRT__WLOCK - 1)
 /* The smallest registered target (wake_at without its lock bit). */

@@ -192,15 +192,7 @@ get_pair_(evrt_event_t eh, evrt_stream_t *sh,
   evrt_status_t st = get_event(eh, e);
   if (EVRT_UNLIKELY(st))
     return st;
-  *s = evrt__stream_get(*sh);
-  if (EVRT_UNLIKELY(!*s)) {
-    if (*sh)
-      return evrt__fail(EVRT_ERROR_INVALID_HANDLE,
-                        "stream %p is destroyed or not a stream", (void *)*sh);
-    *s = evrt__stream_null_default();
-    *sh = evrt__stream_handle(*s);
-  }
-  return EVRT_SUCCESS;
+  return evrt__stream_arg(sh, s);
 }
 /* Rewrites the caller's stream variable: NULL becomes the handle of the
  * current device's default stream (evrt__stream_null_default). */

@@ -288,18 +288,15 @@ destroyed_meanwhile(evrt_stream_t h) {
                     "stream %p destroyed during the call", (void *)h);
 }
 
-static evrt_status_t get_stream(evrt_stream_t h, struct evrt__stream **out) {
+/* Rewrites the caller's handle variable (NULL: the default stream's). */
+static evrt_status_t get_stream_(evrt_stream_t *h, struct evrt__stream **out) {
   evrt_status_t st = evrt__ready();
-  if (st)
+  if (st || (st = evrt__stream_arg(h, out)))
     return st;
-  struct evrt__stream *s = evrt__stream_get(h);
-  if (!s)
-    return evrt__fail(EVRT_ERROR_INVALID_HANDLE,
-                      "stream %p is NULL, destroyed or not a stream", (void *)h);
-  EVRT__SCHED_POINT(EVRT__SP_FAILURE_LOOKED, s); /* white-box build only */
-  *out = s;
+  EVRT__SCHED_POINT(EVRT__SP_FAILURE_LOOKED, *out); /* white-box build only */
   return EVRT_SUCCESS;
 }
+#define get_stream(h, out) get_stream_(&(h), (out))
 
 evrt_status_t evrt_launch_host_func_status(evrt_stream_t h,
                                            evrt_host_fn_status fn,

@@ -486,14 +486,9 @@ evrt_status_t evrt_graph_launch(evrt_graph_exec_t h, evrt_stream_t sh) {
   evrt_status_t st = evrt__ready();
   if (st)
     return st;
-  struct evrt__stream *s = evrt__stream_get(sh);
-  if (!s) {
-    if (sh)
-      return evrt__fail(EVRT_ERROR_INVALID_HANDLE,
-                        "stream %p is destroyed or not a stream", (void *)sh);
-    s = evrt__stream_null_default(); /* NULL: the current default */
-    sh = (evrt_stream_t)evrt__stream_handle(s);
-  }
+  struct evrt__stream *s = NULL;
+  if ((st = evrt__stream_arg(&sh, &s)))
+    return st;
   if (EVRT_UNLIKELY(evrt__stream_capturing(s))) {
     /* (a graph inside a graph is not supported) */
     st = evrt__capture_stream_misuse(s, sh, "given a graph launch");

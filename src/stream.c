@@ -347,21 +347,18 @@ evrt_status_t evrt__enqueue(struct evrt__stream *s, evrt_stream_t h,
   return enqueue(s, h, tmpl, NULL);
 }
 
+__attribute__((cold, noinline)) evrt_status_t
+evrt__stream_arg_invalid(evrt_stream_t h) {
+  return evrt__fail(EVRT_ERROR_INVALID_HANDLE,
+                    "stream %p is destroyed or not a stream", (void *)h);
+}
+
 static inline __attribute__((always_inline)) evrt_status_t
 get_stream_(evrt_stream_t *h, struct evrt__stream **out) {
   evrt_status_t st = evrt__ready();
   if (EVRT_UNLIKELY(st))
     return st;
-  struct evrt__stream *s = evrt__stream_get(*h);
-  if (EVRT_UNLIKELY(!s)) {
-    if (*h)
-      return evrt__fail(EVRT_ERROR_INVALID_HANDLE,
-                        "stream %p is destroyed or not a stream", (void *)*h);
-    s = evrt__stream_null_default();
-    *h = evrt__stream_handle(s);
-  }
-  *out = s;
-  return EVRT_SUCCESS;
+  return evrt__stream_arg(h, out);
 }
 /* Rewrites the caller's handle variable: a NULL stream becomes the handle of
  * the current device's default stream (evrt__stream_null_default), which the

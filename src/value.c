@@ -290,10 +290,9 @@ static evrt_status_t value_item(evrt_stream_t h, uint64_t *addr,
   evrt_status_t st = evrt__ready();
   if (st)
     return st;
-  struct evrt__stream *s = evrt__stream_get(h);
-  if (!s)
-    return evrt__fail(EVRT_ERROR_INVALID_HANDLE,
-                      "stream %p is NULL, destroyed or not a stream", (void *)h);
+  struct evrt__stream *s = NULL;
+  if ((st = evrt__stream_arg(&h, &s)))
+    return st;
   if ((st = check_addr(addr)))
     return st;
   if (kind == EVRT__ITEM_VALUE_WAIT ? (flags & ~EVRT_VALUE_WAIT_FLAGS_ALL) != 0

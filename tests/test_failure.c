@@ -409,13 +409,16 @@ TEST(bad_input_changes_nothing) {
   evrt_task_failure_t f;
   ASSERT_ST(evrt_launch_host_func_status(s, NULL, NULL),
             EVRT_ERROR_INVALID_VALUE);
-  ASSERT_ST(evrt_launch_host_func_status(NULL, ok_task, NULL),
+  /* a NULL stream is the default stream (test_null_stream.c); a forged one
+   * is refused */
+  evrt_stream_t forged = (evrt_stream_t)(uintptr_t)0x5a5a5a5a5a5a;
+  ASSERT_ST(evrt_launch_host_func_status(forged, ok_task, NULL),
             EVRT_ERROR_INVALID_HANDLE);
   ASSERT_ST(evrt_stream_set_failure_mode(s, 2), EVRT_ERROR_INVALID_VALUE);
-  ASSERT_ST(evrt_stream_set_failure_mode(NULL, 0), EVRT_ERROR_INVALID_HANDLE);
+  ASSERT_ST(evrt_stream_set_failure_mode(forged, 0), EVRT_ERROR_INVALID_HANDLE);
   ASSERT_ST(evrt_stream_get_error(s, NULL), EVRT_ERROR_INVALID_VALUE);
-  ASSERT_ST(evrt_stream_get_error(NULL, &f), EVRT_ERROR_INVALID_HANDLE);
-  ASSERT_ST(evrt_stream_abort(NULL), EVRT_ERROR_INVALID_HANDLE);
+  ASSERT_ST(evrt_stream_get_error(forged, &f), EVRT_ERROR_INVALID_HANDLE);
+  ASSERT_ST(evrt_stream_abort(forged), EVRT_ERROR_INVALID_HANDLE);
   ASSERT_ST(evrt_last_task_failure(NULL), EVRT_ERROR_INVALID_VALUE);
   ASSERT_ST(evrt_failure_callback_add(NULL, NULL), EVRT_ERROR_INVALID_VALUE);
   ASSERT_ST(evrt_failure_callback_remove(nop_failure, NULL),
@@ -430,7 +433,7 @@ TEST(bad_input_changes_nothing) {
   uint64_t a;
   ASSERT_ST(evrt_thread_last_task(NULL, &a), EVRT_ERROR_INVALID_VALUE);
   ASSERT_ST(evrt_thread_serve_begin(s, 0), EVRT_ERROR_INVALID_VALUE);
-  ASSERT_ST(evrt_thread_serve_begin(NULL, 1), EVRT_ERROR_INVALID_HANDLE);
+  ASSERT_ST(evrt_thread_serve_begin(forged, 1), EVRT_ERROR_INVALID_HANDLE);
   ASSERT_OK(evrt_stream_destroy(s));
   ASSERT_ST(evrt_stream_clear_error(s, NULL), EVRT_ERROR_INVALID_HANDLE);
   ASSERT_ST(evrt_stream_set_failure_mode(s, 1), EVRT_ERROR_INVALID_HANDLE);

@@ -338,8 +338,9 @@ TEST(bad_input_changes_nothing) {
             EVRT_ERROR_INVALID_VALUE);
   ASSERT_ST(evrt_stream_wait_value64(s, &word, 1, 0x80),
             EVRT_ERROR_INVALID_VALUE);
-  ASSERT_ST(evrt_stream_wait_value64(NULL, &word, 1, 0),
-            EVRT_ERROR_INVALID_HANDLE);
+  ASSERT_ST(evrt_stream_wait_value64((evrt_stream_t)(uintptr_t)0x5a5a5a5a5a5a,
+                                     &word, 1, 0),
+            EVRT_ERROR_INVALID_HANDLE); /* (NULL: the default stream) */
   ASSERT_ST(evrt_stream_write_value64(s, &word, 1, 1),
             EVRT_ERROR_INVALID_VALUE);
   ASSERT_ST(evrt_stream_write_value64(s, (uint64_t *)(p + 1), 1, 0),

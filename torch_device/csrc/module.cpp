@@ -1,0 +1,47 @@
+// Python entry points of evrt_torch._C (what torch.evrt needs beyond the
+// guard, which torch.Stream, torch.Event and torch.accelerator reach).
+#include "evrt_torch.h"
+
+#include <torch/extension.h>
+
+namespace {
+
+void py_synchronize(int64_t device) {
+  // The GIL is released while waiting: tasks never need it, but other
+  // Python threads keep running.
+  pybind11::gil_scoped_release nogil;
+  evrt_torch::synchronize_device(static_cast<c10::DeviceIndex>(device));
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "evrt torch device (C++ part)";
+  m.def("device_count", [] { return static_cast<int>(evrt_torch::device_count()); });
+  m.def("current_device", [] { return static_cast<int>(evrt_torch::current_device()); });
+  m.def("set_device", [](int64_t d) {
+    evrt_torch::set_device(static_cast<c10::DeviceIndex>(d));
+  });
+  m.def("synchronize", &py_synchronize, pybind11::arg("device") = -1);
+  m.def("empty_cache", [] { evrt_torch::device_allocator()->emptyCache(); });
+  m.def("sync_counts", [] { return evrt_torch::sync_counts(); });
+  m.def("reset_sync_counts", [] { evrt_torch::reset_sync_counts(); });
+  m.def("launch_blocking", [] { return evrt_torch::launch_blocking(); });
+  m.def("init", [] { evrt_torch::check(evrt_init(), "init"); });
+  m.def("is_initialized", [] {
+    int init = 0;
+    evrt_is_initialized(&init);
+    return init != 0;
+  });
+  // The evrt stream id (evrt_stream_get_id) behind a torch stream: for
+  // tests and traces.
+  m.def("native_stream_id", [](int64_t stream_id, int64_t device) {
+    c10::Stream s(c10::Stream::UNSAFE,
+                  c10::Device(c10::DeviceType::PrivateUse1,
+                              static_cast<c10::DeviceIndex>(device)),
+                  stream_id);
+    uint64_t id = 0;
+    evrt_stream_get_id(evrt_torch::native_stream(s), &id);
+    return id;
+  });
+}

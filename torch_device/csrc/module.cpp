@@ -4,6 +4,9 @@
 
 #include <torch/extension.h>
 
+#include <deque>
+#include <mutex>
+
 namespace {
 
 void py_synchronize(int64_t device) {
@@ -11,6 +14,26 @@ void py_synchronize(int64_t device) {
   // Python threads keep running.
   pybind11::gil_scoped_release nogil;
   evrt_torch::synchronize_device(static_cast<c10::DeviceIndex>(device));
+}
+
+// Test gates: a stream parks on a word (evrt_stream_wait_value64, holding
+// no worker) until the test opens it, the stand-in for a long kernel that
+// makes an order-dependent test deterministic.  Words live in a deque
+// (stable addresses) and are never freed.
+std::mutex g_gate_mu;  // guards g_gates
+std::deque<uint64_t>* g_gates = new std::deque<uint64_t>();
+
+uint64_t* gate_word(size_t gate) {
+  std::lock_guard<std::mutex> lock(g_gate_mu);
+  TORCH_CHECK(gate < g_gates->size(), "no such gate");
+  return &(*g_gates)[gate];
+}
+
+c10::Stream torch_stream(int64_t stream_id, int64_t device) {
+  return c10::Stream(c10::Stream::UNSAFE,
+                     c10::Device(c10::DeviceType::PrivateUse1,
+                                 static_cast<c10::DeviceIndex>(device)),
+                     stream_id);
 }
 
 }  // namespace
@@ -32,6 +55,20 @@ PYBIND11_MODULE(_C, m) {
     int init = 0;
     evrt_is_initialized(&init);
     return init != 0;
+  });
+  m.def("_gate_new", [] {
+    std::lock_guard<std::mutex> lock(g_gate_mu);
+    g_gates->push_back(0);
+    return g_gates->size() - 1;
+  });
+  m.def("_gate_wait", [](int64_t stream_id, int64_t device, size_t gate) {
+    evrt_torch::check(
+        evrt_stream_wait_value64(evrt_torch::native_stream(torch_stream(stream_id, device)),
+                                 gate_word(gate), 1, EVRT_VALUE_WAIT_GEQ | EVRT_VALUE_WAIT_EXPLICIT),
+        "gate wait");
+  });
+  m.def("_gate_open", [](size_t gate) {
+    evrt_torch::check(evrt_value_write64(gate_word(gate), 1), "gate open");
   });
   // The evrt stream id (evrt_stream_get_id) behind a torch stream: for
   // tests and traces.

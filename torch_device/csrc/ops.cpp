@@ -9,6 +9,7 @@
 #include <ATen/ATen.h>
 #include <ATen/EmptyTensor.h>
 #include <ATen/native/Resize.h>
+#include <c10/core/CPUAllocator.h>
 #include <ATen/ops/as_strided_native.h>
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/view_native.h>
@@ -100,14 +101,29 @@ struct TensorRef {
     r.write = write;
     return r;
   }
-  // A CPU tensor over the same bytes (no ownership).
-  at::Tensor cpu() const {
+  // A CPU tensor over the same bytes (no ownership).  resizable: a CPU
+  // kernel may grow it (an out= kernel that resizes its output on the
+  // way), moving it to CPU memory of its own; the caller copies it back.
+  at::Tensor cpu(bool resizable = false) const {
     auto opts = at::TensorOptions().dtype(dtype).device(at::kCPU);
     int64_t numel = 1;
     for (auto s : sizes) numel *= s;
-    if (numel == 0 || !base) return at::empty_strided(sizes, strides, opts);
-    return at::from_blob(base + offset * c10::elementSize(dtype), sizes,
-                         strides, [](void*) {}, opts);
+    if (!resizable && (numel == 0 || !base))
+      return at::empty_strided(sizes, strides, opts);
+    if (!resizable)
+      return at::from_blob(base + offset * c10::elementSize(dtype), sizes,
+                           strides, [](void*) {}, opts);
+    size_t isz = c10::elementSize(dtype);
+    size_t nbytes = numel == 0 ? 0
+        : at::detail::computeStorageNbytes(sizes, strides, isz) ;
+    char* p = base ? base + offset * isz : nullptr;
+    c10::Storage st(c10::Storage::use_byte_size_t(), nbytes,
+                    c10::DataPtr(p, p, [](void*) {}, c10::Device(at::kCPU)),
+                    c10::GetCPUAllocator(), /*resizable=*/true);
+    auto t = at::empty({0}, opts);
+    t.unsafeGetTensorImpl()->set_storage_keep_dtype(std::move(st));
+    t.unsafeGetTensorImpl()->set_sizes_and_strides(sizes, strides);
+    return t;
   }
 };
 
@@ -225,23 +241,26 @@ struct Task {
 
 // Build the CPU stack of a task: its arguments with every device tensor a
 // CPU view of the same bytes.
-std::vector<c10::IValue> cpu_stack(const Task& t) {
+// Run the CPU kernel of the task over CPU views of its device tensors,
+// and write its new outputs into their device memory.
+void run_cpu(const Task& t) {
   std::map<std::pair<size_t, int64_t>, at::Tensor> views;
-  for (auto& [ai, ei, ref] : t.ins) views[{ai, ei}] = ref.cpu();
+  for (auto& [ai, ei, ref] : t.ins) views[{ai, ei}] = ref.cpu(ref.write);
   std::vector<c10::IValue> stack;
   for (size_t ai = 0; ai < t.args.size(); ai++)
     stack.push_back(map_tensors(t.args[ai], [&](const at::Tensor& x, int64_t ei) {
       auto it = views.find({ai, ei});
       return it == views.end() ? x : it->second;
     }));
-  return stack;
-}
-
-// Run the CPU kernel of the task and write its new outputs into their
-// device memory.
-void run_cpu(const Task& t) {
-  std::vector<c10::IValue> stack = cpu_stack(t);
   t.op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &stack);
+  // A written argument the kernel moved to memory of its own (it resized
+  // it): its final value goes back to the device memory.
+  for (auto& [ai, ei, ref] : t.ins) {
+    if (!ref.write) continue;
+    const at::Tensor& v = views[{ai, ei}];
+    char* p = ref.base ? ref.base + ref.offset * c10::elementSize(ref.dtype) : nullptr;
+    if (v.numel() > 0 && static_cast<char*>(v.data_ptr()) != p) ref.cpu().copy_(v);
+  }
   for (auto& [ri, ei, ref] : t.outs) {
     const c10::IValue& r = stack.at(ri);
     at::Tensor res = ei < 0 ? r.toTensor() : r.toTensorList().get(ei);
@@ -408,8 +427,9 @@ void evrt_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   std::vector<c10::IValue> meta_args = meta;  // the meta inputs, kept
   try {
     op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::Meta), &meta);
-  } catch (const c10::Error&) {
-    // No meta kernel, or a data-dependent output shape: synchronous.
+  } catch (const std::exception&) {
+    // No meta kernel, or a data-dependent output shape (a Python meta
+    // kernel raises NotImplementedError): synchronous.
     return sync_route(op, stack, dev);
   }
 

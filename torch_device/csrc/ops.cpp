@@ -24,6 +24,9 @@
 #include <memory>
 #include <mutex>
 
+// libgomp's, loaded with torch (the wheel's own copy).
+extern "C" void omp_set_num_threads(int n);
+
 namespace evrt_torch {
 
 // ============================================================ settings
@@ -273,6 +276,17 @@ int32_t task_main(void* p) {
   try {
     c10::impl::ForceDispatchKeyGuard keys(t->tls.included, t->tls.excluded);
     c10::AutoGradMode grad(t->tls.grad);
+    // Serial kernels on workers: a stream is the unit of parallelism here.
+    // ATen's OpenMP team, started from each worker thread and spinning
+    // between regions, oversubscribed the cores (a side stream's chain of
+    // 256x256 matmuls ran 8-15x slower than with one thread).  The count
+    // is an OpenMP per-thread setting (at::get_num_threads reads it), so
+    // the host's own CPU ops keep theirs.
+    thread_local bool serial = false;
+    if (!serial) {
+      omp_set_num_threads(1);
+      serial = true;
+    }
     run_cpu(*t);
     return 0;
   } catch (const std::exception& e) {

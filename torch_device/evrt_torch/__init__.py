@@ -10,6 +10,7 @@ EVRT_TORCH_BACKEND_NAME (test-only) registers the device under another name
 unchanged.  A process has one PrivateUse1 slot: the name is fixed by the
 first import.
 """
+import atexit
 import os
 
 import torch
@@ -32,6 +33,17 @@ def _register():
 
 
 _register()
+
+
+@atexit.register
+def _drain():
+    # Let queued tasks finish before the interpreter tears torch down under
+    # them (a failure left unreported is dropped here).
+    for d in range(_C.device_count()):
+        try:
+            _C.synchronize(d)
+        except RuntimeError:
+            pass
 
 
 def _autoload():

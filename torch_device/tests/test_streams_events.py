@@ -81,7 +81,9 @@ def test_wait_stream_orders_work(gate):
     s2.wait_stream(s1)
     with torch.evrt.stream(s2):
         y = x * 2
-    assert not s2.query()
+    # s2 stays blocked (given time to run, it does not: a missing wait would
+    # let it read the zeros now)
+    assert not wait_until(s2.query, timeout=0.2)
     g.open()
     s2.synchronize()
     assert y.cpu().tolist() == [6.0] * 8

@@ -55,6 +55,10 @@ void check(evrt_status_t st, const char* what) {
     if (msg.empty()) msg = evrt_strerror(st);
     TORCH_CHECK(false, "evrt: ", what, ": a task failed: ", msg);
   }
+  // CUDA's and OpenReg's wording for a child forked after initialization.
+  TORCH_CHECK(st != EVRT_ERROR_FORKED,
+              "Cannot re-initialize evrt in forked subprocess. To use evrt with "
+              "multiprocessing, you must use the 'spawn' start method");
   TORCH_CHECK(false, "evrt: ", what, ": ", evrt_err_name(st), ": ",
               evrt_strerror(st), " ", evrt_last_error_message());
 }
@@ -71,10 +75,11 @@ c10::DeviceIndex device_count() noexcept {
 }
 
 void check_device_index(c10::DeviceIndex d) {
-  TORCH_CHECK(d >= 0 && d < device_count(), "Invalid device index ",
-              static_cast<int>(d), " for evrt: there are ",
-              static_cast<int>(device_count()),
-              " evrt device(s) (EVRT_CPU_DEVICES sets the number)");
+  // torch's wording (XPU's check), with the count's source.
+  TORCH_CHECK(d >= 0 && d < device_count(),
+              "The device index is out of range. It must be in [0, ",
+              static_cast<int>(device_count()), "), but got ",
+              static_cast<int>(d), ". (evrt: EVRT_CPU_DEVICES sets the number of devices)");
 }
 
 c10::DeviceIndex current_device() {
@@ -270,6 +275,11 @@ struct EvrtGuardImpl final : public c10::impl::DeviceGuardImplInterface {
   }
   c10::DeviceIndex deviceCount() const noexcept override {
     return device_count();
+  }
+  // Every dtype: the kernels are CPU kernels.
+  c10::DeviceCapability getDeviceCapability(c10::Device d) const override {
+    check_device_index(d.index() < 0 ? current_device() : d.index());
+    return c10::DeviceCapability();
   }
   bool queryStream(const c10::Stream& s) const override {
     evrt_status_t st = evrt_stream_query(native_stream(s));

@@ -18,9 +18,9 @@ def test_task_exception_names_the_op():
 
 
 def test_bad_device_index():
-    with pytest.raises(RuntimeError, match="Invalid device index 5"):
+    with pytest.raises(RuntimeError, match="The device index is out of range. It must be in \[0, 2\), but got 5"):
         torch.ones(2).to("evrt:5")
-    with pytest.raises(RuntimeError, match="Invalid device index"):
+    with pytest.raises(RuntimeError, match="The device index is out of range"):
         torch.evrt.set_device(5)
     assert torch.evrt.current_device() == 0
 
@@ -70,3 +70,20 @@ def test_sync_counts_in_process():
     (x * 3).sum()
     counts = torch.evrt._sync_counts()
     assert counts == {"aten::masked_select": 1}, counts
+
+
+def test_forked_child_is_refused():
+    code = ("import os, torch, evrt_torch\n"
+            "torch.ones(1, device='evrt').cpu()\n"
+            "pid = os.fork()\n"
+            "if pid == 0:\n"
+            "    try:\n"
+            "        torch.evrt.init()\n"
+            "        os._exit(3)\n"
+            "    except RuntimeError as e:\n"
+            "        os._exit(0 if 'Cannot re-initialize evrt in forked subprocess' in str(e) else 4)\n"
+            "_, st = os.waitpid(pid, 0)\n"
+            "print(os.waitstatus_to_exitcode(st))\n")
+    r = run_python(code)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "0"

@@ -43,6 +43,8 @@ def test_torch_evrt_module():
     torch.evrt.synchronize()
     assert torch.accelerator.current_accelerator() == torch.device("evrt")
     assert torch.accelerator.device_count() == 2
+    caps = torch.accelerator.get_device_capability("evrt:1")["supported_dtypes"]
+    assert torch.float32 in caps and torch.complex64 in caps
 
 
 def test_autoload_without_import():

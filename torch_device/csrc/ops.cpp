@@ -8,6 +8,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/EmptyTensor.h>
+#include <c10/core/DefaultDtype.h>
 #include <ATen/native/Resize.h>
 #include <c10/core/CPUAllocator.h>
 #include <ATen/ops/as_strided_native.h>
@@ -23,6 +24,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <unordered_map>
 
 // libgomp's, loaded with torch (the wheel's own copy).
 extern "C" void omp_set_num_threads(int n);
@@ -413,6 +415,120 @@ void view_route(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   }
 }
 
+// ------------------------------------------------------ metadata cache
+//
+// The meta run costs tens of microseconds (for some ops torch's Meta kernel
+// is a Python one: 77 us for add), more than the rest of the enqueue.  Its
+// result is a function of the op, the inputs' metadata and the non-tensor
+// arguments, so it is kept per (op, those) in a bounded map.  Arguments of
+// a kind the key does not encode make the call uncacheable.
+
+struct MetaOut {
+  std::vector<int64_t> sizes, strides;
+  at::ScalarType dtype = at::kFloat;
+  static MetaOut of(const at::Tensor& t) {
+    return MetaOut{t.sizes().vec(), t.strides().vec(), t.scalar_type()};
+  }
+};
+
+struct MetaResult {
+  std::vector<std::pair<size_t, MetaOut>> written;  // write args after the run
+  std::vector<std::vector<MetaOut>> rets;           // new outputs per return
+};
+
+template <typename T>
+void put(std::string* k, const T& v) {
+  k->append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
+bool key_tensor(std::string* k, const at::Tensor& t) {
+  if (!t.defined()) {
+    k->push_back('U');
+    return true;
+  }
+  k->push_back(is_evrt(t) ? 'E' : 'C');
+  put(k, static_cast<int8_t>(t.scalar_type()));
+  put(k, static_cast<int8_t>(t.unsafeGetTensorImpl()->is_wrapped_number()));
+  put(k, static_cast<int32_t>(t.dim()));
+  for (auto x : t.sizes()) put(k, x);
+  for (auto x : t.strides()) put(k, x);
+  return true;
+}
+
+bool key_value(std::string* k, const c10::IValue& v) {
+  if (v.isTensor()) return key_tensor(k, v.toTensor());
+  if (v.isNone()) { k->push_back('N'); return true; }
+  if (v.isBool()) { k->push_back('b'); put(k, v.toBool()); return true; }
+  if (v.isInt()) { k->push_back('i'); put(k, v.toInt()); return true; }
+  if (v.isDouble()) { k->push_back('d'); put(k, v.toDouble()); return true; }
+  if (v.isComplexDouble()) {
+    k->push_back('c');
+    put(k, v.toComplexDouble());
+    return true;
+  }
+  if (v.isString()) {
+    k->push_back('s');
+    k->append(v.toStringRef());
+    k->push_back('\0');
+    return true;
+  }
+  if (v.isDevice()) {
+    k->push_back('v');
+    put(k, static_cast<int16_t>(v.toDevice().type()));
+    put(k, static_cast<int16_t>(v.toDevice().index()));
+    return true;
+  }
+  if (v.isList()) {
+    k->push_back('[');
+    put(k, static_cast<uint64_t>(v.toListRef().size()));
+    for (const c10::IValue& e : v.toListRef())
+      if (!key_value(k, e)) return false;
+    k->push_back(']');
+    return true;
+  }
+  return false;  // generators, storages, objects...
+}
+
+bool meta_key(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args,
+              std::string* key) {
+  key->reserve(128);
+  put(key, static_cast<const void*>(&op.schema()));
+  // What a dtype=None may resolve to.
+  put(key, static_cast<int8_t>(c10::get_default_dtype_as_scalartype()));
+  for (const auto& v : args)
+    if (!key_value(key, v)) return false;
+  return true;
+}
+
+std::mutex g_meta_mu;  // guards g_meta (leaf lock)
+std::unordered_map<std::string, std::shared_ptr<const MetaResult>>* g_meta =
+    new std::unordered_map<std::string, std::shared_ptr<const MetaResult>>();
+
+std::shared_ptr<const MetaResult> meta_cache_find(const std::string& key) {
+  std::lock_guard<std::mutex> lock(g_meta_mu);
+  auto it = g_meta->find(key);
+  return it == g_meta->end() ? nullptr : it->second;
+}
+
+void meta_cache_put(const std::string& key, std::shared_ptr<const MetaResult> r) {
+  std::lock_guard<std::mutex> lock(g_meta_mu);
+  if (g_meta->size() >= 16384) g_meta->clear();  // bounded; rebuilt on use
+  g_meta->emplace(key, std::move(r));
+}
+
+const std::string& op_name(const c10::OperatorHandle& op) {
+  static std::mutex mu;  // guards names
+  static auto* names = new std::unordered_map<const void*, std::string>();
+  std::lock_guard<std::mutex> lock(mu);
+  auto [it, fresh] = names->try_emplace(&op.schema());
+  if (fresh) {
+    const auto& s = op.schema();
+    it->second = s.operator_name().name +
+                 (s.overload_name().empty() ? "" : "." + s.overload_name());
+  }
+  return it->second;
+}
+
 void evrt_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const auto& schema = op.schema();
   size_t nargs = schema.arguments().size();
@@ -432,35 +548,57 @@ void evrt_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   if (returns_view(schema)) return view_route(op, stack);
   if (!returns_only_tensors(schema)) return sync_route(op, stack, dev);
 
-  // Output metadata on the host: the op on meta tensors.
-  std::vector<c10::IValue> meta(args.begin(), args.end());
-  for (auto& v : meta)
-    v = map_tensors(v, [](const at::Tensor& t, int64_t) {
-      return is_evrt(t) ? to_meta(t) : t;
-    });
-  std::vector<c10::IValue> meta_args = meta;  // the meta inputs, kept
-  try {
-    op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::Meta), &meta);
-  } catch (const std::exception&) {
-    // No meta kernel, or a data-dependent output shape (a Python meta
-    // kernel raises NotImplementedError): synchronous.
-    return sync_route(op, stack, dev);
+  // Output metadata on the host: the op on meta tensors, or what it gave
+  // last time for the same op and the same input metadata.
+  std::string key;
+  std::shared_ptr<const MetaResult> mr;
+  bool cacheable = meta_key(op, args, &key);
+  if (cacheable) mr = meta_cache_find(key);
+  if (!mr) {
+    std::vector<c10::IValue> meta(args.begin(), args.end());
+    for (auto& v : meta)
+      v = map_tensors(v, [](const at::Tensor& t, int64_t) {
+        return is_evrt(t) ? to_meta(t) : t;
+      });
+    std::vector<c10::IValue> meta_args = meta;  // the meta inputs, kept
+    try {
+      op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::Meta), &meta);
+    } catch (const std::exception&) {
+      // No meta kernel, or a data-dependent output shape (a Python meta
+      // kernel raises NotImplementedError): synchronous.
+      return sync_route(op, stack, dev);
+    }
+    auto fresh = std::make_shared<MetaResult>();
+    for (size_t i = 0; i < nargs; i++) {
+      if (!is_write_arg(schema, i) || !meta_args[i].isTensor()) continue;
+      const at::Tensor& m = meta_args[i].toTensor();
+      if (m.defined()) fresh->written.emplace_back(i, MetaOut::of(m));
+    }
+    for (size_t ri = 0; ri < schema.returns().size(); ri++) {
+      std::vector<MetaOut> outs;
+      if (aliased_arg(schema, ri) < 0)
+        map_tensors(meta[ri], [&](const at::Tensor& mt, int64_t) {
+          outs.push_back(MetaOut::of(mt));
+          return mt;
+        });
+      fresh->rets.push_back(std::move(outs));
+    }
+    mr = fresh;
+    if (cacheable) meta_cache_put(key, mr);
   }
 
   auto task = std::make_unique<Task>(op);
-  task->name = schema.operator_name().name +
-               (schema.overload_name().empty() ? "" : "." + schema.overload_name());
+  task->name = op_name(op);
   task->tls = TaskTLS::capture();
 
   // out= arguments the meta kernel resized: resize the device tensors too.
-  for (size_t i = 0; i < nargs; i++) {
-    if (!is_write_arg(schema, i) || !args[i].isTensor()) continue;
+  for (const auto& [i, m] : mr->written) {
     const at::Tensor& real = args[i].toTensor();
-    const at::Tensor& m = meta_args[i].toTensor();
-    if (is_evrt(real) && (real.sizes() != m.sizes() || real.strides() != m.strides())) {
-      real.resize_(m.sizes());
-      if (real.strides() != m.strides())
-        real.as_strided_(m.sizes(), m.strides(), real.storage_offset());
+    if (is_evrt(real) && (real.sizes() != c10::IntArrayRef(m.sizes) ||
+                          real.strides() != c10::IntArrayRef(m.strides))) {
+      real.resize_(m.sizes);
+      if (real.strides() != c10::IntArrayRef(m.strides))
+        real.as_strided_(m.sizes, m.strides, real.storage_offset());
     }
   }
 
@@ -482,11 +620,20 @@ void evrt_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
       results.push_back(args[ai]);
       continue;
     }
-    results.push_back(map_tensors(meta[ri], [&](const at::Tensor& mt, int64_t ei) {
-      auto out = at::empty_strided(mt.sizes(), mt.strides(), mt.options().device(d));
+    const auto& outs = mr->rets[ri];
+    auto make = [&](const MetaOut& m, int64_t ei) {
+      auto out = at::empty_strided(m.sizes, m.strides,
+                                   at::TensorOptions().dtype(m.dtype).device(d));
       task->outs.emplace_back(ri, ei, TensorRef::of(out, true));
       return out;
-    }));
+    };
+    if (schema.returns()[ri].type()->kind() == c10::TypeKind::TensorType) {
+      results.push_back(make(outs.at(0), -1));
+    } else {
+      c10::List<at::Tensor> l;
+      for (size_t k = 0; k < outs.size(); k++) l.push_back(make(outs[k], static_cast<int64_t>(k)));
+      results.push_back(l);
+    }
   }
 
   enqueue(std::move(task), current_stream(dev));

@@ -17,9 +17,14 @@ def test_metadata_follows_the_inputs():
         same(a.to("evrt") + 1, a + 1)  # int32 + int scalar: int32
         same(a.to("evrt") + 1.5, a + 1.5)  # + float scalar: float32
         same(a.to("evrt") * torch.tensor(2.0), a * torch.tensor(2.0))
+    # (a structured op's functional form reaches the fallback as its out=
+    # variant with the output allocated; index_select is not structured: its
+    # output's metadata comes from the meta run or the cache)
+    idx = torch.tensor([4, 0, 2])
     for dt in (torch.int32, torch.float32, torch.int32, torch.float64):
         a = torch.arange(5).to(dt)
         same(a.to("evrt") + a.to("evrt"), a + a)  # same shapes, another dtype
+        same(torch.index_select(a.to("evrt"), 0, idx.to("evrt")), torch.index_select(a, 0, idx))
     x = torch.arange(6.0).reshape(2, 3)
     same(x.to("evrt") + torch.arange(3.0).to("evrt"), x + torch.arange(3.0))
     same(x.to("evrt").sum(1), x.sum(1))

@@ -9,11 +9,26 @@
 
 namespace {
 
+// Waits in slices of 20 ms with the GIL released (tasks never need it;
+// other Python threads run), checking for a signal between slices, so that
+// Ctrl-C during torch.evrt.synchronize() raises KeyboardInterrupt at once
+// instead of after the device's work.
 void py_synchronize(int64_t device) {
-  // The GIL is released while waiting: tasks never need it, but other
-  // Python threads keep running.
-  pybind11::gil_scoped_release nogil;
-  evrt_torch::synchronize_device(static_cast<c10::DeviceIndex>(device));
+  c10::DeviceIndex d = static_cast<c10::DeviceIndex>(device);
+  if (d < 0) d = evrt_torch::current_device();
+  evrt_torch::check_device_index(d);
+  for (;;) {
+    evrt_status_t st;
+    {
+      pybind11::gil_scoped_release nogil;
+      st = evrt_device_synchronize_timeout(d, 20 * 1000 * 1000);
+    }
+    if (st != EVRT_ERROR_TIMEOUT) {
+      evrt_torch::check(st, "device synchronize");
+      return;
+    }
+    if (PyErr_CheckSignals() != 0) throw pybind11::error_already_set();
+  }
 }
 
 // Test gates: a stream parks on a word (evrt_stream_wait_value64, holding

@@ -87,3 +87,27 @@ def test_forked_child_is_refused():
     r = run_python(code)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "0"
+
+
+def test_ctrl_c_during_synchronize():
+    # The stream is held by a gate that nothing opens; SIGINT arrives while
+    # the main thread waits in torch.evrt.synchronize().
+    code = ("import os, signal, threading, time, torch, evrt_torch\n"
+            "g = evrt_torch._C._gate_new()\n"
+            "s = torch.evrt.current_stream()\n"
+            "evrt_torch._C._gate_wait(s.stream_id, s.device_index, g)\n"
+            "def poke():\n"
+            "    time.sleep(0.3)\n"
+            "    global t_sig\n"
+            "    t_sig = time.monotonic()\n"
+            "    os.kill(os.getpid(), signal.SIGINT)\n"
+            "threading.Thread(target=poke).start()\n"
+            "try:\n"
+            "    torch.evrt.synchronize()\n"
+            "    print('returned')\n"
+            "except KeyboardInterrupt:\n"
+            "    print('interrupted', time.monotonic() - t_sig < 0.1)\n"
+            "evrt_torch._C._gate_open(g)\n")
+    r = run_python(code)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "interrupted True"

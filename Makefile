@@ -8,7 +8,8 @@ CTEST_FLAGS ?= --output-on-failure
 
 .PHONY: all deps configure build demo check check-tsan check-asan sanitize \
         check-evrt-check \
-        bench bench-json stress stress-sanitizers install deb deb-check clean
+        bench bench-json stress stress-sanitizers install deb deb-check clean \
+        torch-venv torch-build torch-check
 
 all: build
 
@@ -24,8 +25,37 @@ build: configure
 demo: deps build
 	./$(BUILD)/examples/evrt-demo
 
-check: deps build
+check: deps torch-venv build torch-build
 	cd $(BUILD) && ctest $(CTEST_FLAGS) -j$(JOBS)
+
+# The evrt torch device (torch_device/, docs/torch.md).  A virtual
+# environment from the pyenv python3 (3.11: the wheel is cp311; Debian's
+# /usr/bin/python3 is 3.13) with torch==2.13.0, the CPU wheel, from
+# /opt/wheels when that folder exists (any other torch requirement would
+# download a CUDA build of several GB), and pytest.  The extension builds in
+# place against $(BUILD)'s libevrt.so.0; its tests are CTest's label
+# "torch" (torch_device/CMakeLists.txt), which `check` runs with the rest.
+TORCH_VENV = .venv-torch
+TORCH_PY = $(TORCH_VENV)/bin/python
+TORCH_STAMP = $(TORCH_VENV)/.torch-2.13.0
+PYTHON311 ?= python3
+
+torch-venv: $(TORCH_STAMP)
+
+$(TORCH_STAMP):
+	@$(PYTHON311) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else \
+	  "torch-venv: $(PYTHON311) is %d.%d; the torch 2.13.0 wheel needs 3.11 (set PYTHON311=)" % sys.version_info[:2])'
+	$(PYTHON311) -m venv $(TORCH_VENV)
+	$(TORCH_PY) -m pip install -q $(if $(wildcard /opt/wheels),--find-links /opt/wheels) \
+	  torch==2.13.0 pytest
+	touch $@
+
+torch-build: torch-venv build
+	cd torch_device && TORCH_DEVICE_BACKEND_AUTOLOAD=0 MAX_JOBS=$(JOBS) \
+	  EVRT_BUILD_DIR=$(abspath $(BUILD)) ../$(TORCH_PY) setup.py -q egg_info build_ext --inplace
+
+torch-check: torch-build
+	cd $(BUILD) && ctest $(CTEST_FLAGS) -L torch -j$(JOBS)
 
 # Sanitizer jobs (run by .ci/run): the whole C suite under ThreadSanitizer and
 # under AddressSanitizer+UBSan, with zero reports (halt_on_error).

@@ -118,6 +118,56 @@ static const char *acc_verb(const struct evrt__acc *a) {
   }
 }
 
+/* "stream 3" or "stream 3 \"name\"". */
+static void put_stream(FILE *f, uint64_t id) {
+  char name[64];
+  evrt__stream_name_of(id, name, sizeof name);
+  fprintf(f, "stream %" PRIu64 "%s%s%s", id, name[0] ? " \"" : "", name,
+          name[0] ? "\"" : "");
+}
+
+/* A value wait's condition, as ">=" (EVRT_VALUE_WAIT_* in its low bits). */
+static const char *cond_name(uint32_t flags) {
+  static const char *const op[] = {">=", "==", "&", "nor"};
+  return op[flags & 3u];
+}
+
+/* The last wait the access's stream passed: the edge that was meant to
+ * order it (an event generation, or a value wait and the write of its
+ * word that it passed on). */
+static void put_last_wait(FILE *f, const struct evrt__clw *w) {
+  if (w->ev) {
+    fprintf(f,
+            "    last wait passed before it: event 0x%" PRIx64
+            " generation %" PRIu64 " (recorded on stream %" PRIu64
+            " at work item #%" PRIu64 ")\n",
+            w->ev, w->gen, w->src, w->target);
+    return;
+  }
+  if (!w->addr) {
+    fprintf(f, "    no stream wait passed before it on its stream\n");
+    return;
+  }
+  fprintf(f, "    last wait passed before it: value wait on 0x%" PRIxPTR
+             " %s %" PRIu64 "%s, ",
+          w->addr, cond_name(w->flags), w->value,
+          (w->flags & EVRT_VALUE_WAIT_RESET) ? " (a notify wait, reset as it "
+                                               "passes)"
+                                             : "");
+  if (w->wstream) {
+    fprintf(f, "written by ");
+    put_stream(f, w->wstream);
+    fprintf(f, " at work item #%" PRIu64 ", enqueued at ", w->wseq);
+    evrt__site_print(f, w->wsite, "      ", 0);
+  } else if (w->wtid) {
+    fprintf(f, "written by host thread %" PRIu64 " at ", w->wtid);
+    evrt__site_print(f, w->wsite, "      ", 0);
+  } else {
+    fprintf(f, "written by nothing the checker saw (a store it does not "
+               "track orders nothing)\n");
+  }
+}
+
 static void put_where(FILE *f, const struct evrt__acc *a) {
   if (a->op == OP_HOST) {
     fprintf(f, "    on host thread %" PRIu64 "\n", a->tid);
@@ -125,26 +175,24 @@ static void put_where(FILE *f, const struct evrt__acc *a) {
     evrt__site_print(f, a->site, "      ", 2);
     return;
   }
-  char name[64];
-  evrt__stream_name_of(a->stream_id, name, sizeof name);
-  fprintf(f, "    on stream %" PRIu64 "%s%s%s (device %d), work item #%" PRIu64
-             "\n",
-          a->stream_id, name[0] ? " \"" : "", name, name[0] ? "\"" : "",
-          a->device, a->seq);
+  fprintf(f, "    on ");
+  put_stream(f, a->stream_id);
+  fprintf(f, " (device %d), work item #%" PRIu64 "\n", a->device, a->seq);
+  if (a->launch.stream) {
+    /* A replayed graph's node: which launch (two launches of graphs made
+     * from one capture differ only here). */
+    fprintf(f, "    in the graph launched on ");
+    put_stream(f, a->launch.stream);
+    fprintf(f, " by evrt_graph_launch at ");
+    evrt__site_print(f, a->launch.site, "      ", 2);
+  }
   if (a->site2) {
     fprintf(f, "    annotated at ");
     evrt__site_print(f, a->site2, "      ", 0);
   }
-  fprintf(f, "    enqueued at ");
+  fprintf(f, a->launch.stream ? "    captured at " : "    enqueued at ");
   evrt__site_print(f, a->site, "      ", 2);
-  if (a->lw_ev)
-    fprintf(f,
-            "    last wait passed before it: event 0x%" PRIx64
-            " generation %" PRIu64 " (recorded on stream %" PRIu64
-            " at work item #%" PRIu64 ")\n",
-            a->lw_ev, a->lw_gen, a->lw_src, a->lw_target);
-  else
-    fprintf(f, "    no stream wait passed before it on its stream\n");
+  put_last_wait(f, &a->lw);
 }
 
 static void put_acc(FILE *f, const char *label, const struct evrt__acc *a) {
@@ -205,12 +253,6 @@ static void print_pair(FILE *f, const struct finding *x) {
                "connects the second to the first\n");
   }
   fprintf(f, "  %s\n", fix_line(x));
-}
-
-/* A value wait's condition, as "== 1" (and ", reset as it passes"). */
-static const char *cond_name(uint32_t flags) {
-  static const char *const op[] = {">=", "==", "&", "nor"};
-  return op[flags & 3u];
 }
 
 static void print_value_wait(FILE *f, const struct evrt__cycle_member *m) {
@@ -313,7 +355,8 @@ static void print_big(void (*fn)(FILE *, const struct finding *),
 
 static bool same(const struct evrt__acc *a, const struct evrt__acc *b) {
   return a->site == b->site && a->site2 == b->site2 && a->op == b->op &&
-         a->kind == b->kind && a->rw == b->rw;
+         a->kind == b->kind && a->rw == b->rw &&
+         a->launch.site == b->launch.site;
 }
 
 static bool grow(void) {
@@ -447,11 +490,38 @@ static void json_acc(FILE *f, const struct evrt__acc *a) {
     json_site(f, "enqueued_at", a->site);
     if (a->site2)
       json_site(f, "annotated_at", a->site2);
-    if (a->lw_ev)
+    if (a->launch.stream) {
+      char ln[64];
+      evrt__stream_name_of(a->launch.stream, ln, sizeof ln);
+      fprintf(f, ", \"graph_launch\": {\"stream\": %" PRIu64
+                 ", \"stream_name\": ",
+              a->launch.stream);
+      json_str(f, ln);
+      json_site(f, "launched_at", a->launch.site);
+      fprintf(f, "}");
+    }
+    const struct evrt__clw *w = &a->lw;
+    if (w->ev) {
       fprintf(f, ", \"last_wait\": {\"event\": \"0x%" PRIx64
                  "\", \"generation\": %" PRIu64 ", \"stream\": %" PRIu64
                  ", \"work_item\": %" PRIu64 "}",
-              a->lw_ev, a->lw_gen, a->lw_src, a->lw_target);
+              w->ev, w->gen, w->src, w->target);
+    } else if (w->addr) {
+      fprintf(f, ", \"last_wait\": {\"value_address\": \"0x%" PRIxPTR
+                 "\", \"condition\": \"%s\", \"value\": %" PRIu64
+                 ", \"reset\": %s",
+              w->addr, cond_name(w->flags), w->value,
+              (w->flags & EVRT_VALUE_WAIT_RESET) ? "true" : "false");
+      if (w->wstream)
+        fprintf(f, ", \"written_by_stream\": %" PRIu64
+                   ", \"written_at_work_item\": %" PRIu64,
+                w->wstream, w->wseq);
+      else if (w->wtid)
+        fprintf(f, ", \"written_by_host_thread\": %" PRIu64, w->wtid);
+      if (w->wsite)
+        json_site(f, "written_at", w->wsite);
+      fprintf(f, "}");
+    }
   }
   fprintf(f, "}");
 }

@@ -308,6 +308,12 @@ SCENARIO(ipc_wait_before_record, "data race") {
 /* A value wait whose write is not the one that orders the buffer: the
  * writer stream writes the flag before it fills the buffer. */
 static uint64_t flag_word;
+/* The report names the value wait that passed as the edge that was meant
+ * to order the copy, with the write it passed on. */
+REPORT_LINES(value_written_before_the_data,
+             "|  *: read by evrt_memcpy_async (source) of *",
+             "|    last wait passed before it: value wait on 0x* >= 1, "
+             "written by stream 2 at work item #1, enqueued at *")
 SCENARIO(value_written_before_the_data, "data race") {
   evrt_stream_t a = stream(), b = stream();
   flag_word = 0;

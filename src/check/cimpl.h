@@ -52,7 +52,10 @@ uint32_t evrt__check_actor(void);
 /* The calling thread's stack as an interned site id (0: none), or the
  * label a binding set with evrt_check_site. */
 uint32_t evrt__site_capture(void);
-void evrt__site_hint(const char *where);
+void evrt__site_hint(const char *where, unsigned api);
+/* The API a site's calls were written in (EVRT_CHECK_API_*): a binding's
+ * label says it; a C stack is EVRT_CHECK_API_C. */
+unsigned evrt__site_api(uint32_t site);
 /* "function (file:line)" of the first frame outside evrt's libraries (on
  * the current line), then up to `more` callers, each on a line of its own
  * starting with indent. */

@@ -204,6 +204,65 @@ static void put_acc(FILE *f, const char *label, const struct evrt__acc *a) {
   put_where(f, a);
 }
 
+/* The API a finding's operations were written in: Python when either
+ * side's call (or declared access) was made from it (EVRT_CHECK_API_*). */
+static unsigned finding_api(const struct finding *x) {
+  const struct evrt__acc *s[2] = {x->now, x->then};
+  for (int i = 0; i < 2; i++)
+    if (s[i] && (evrt__site_api(s[i]->site) == EVRT_CHECK_API_PYTHON ||
+                 evrt__site_api(s[i]->site2) == EVRT_CHECK_API_PYTHON))
+      return EVRT_CHECK_API_PYTHON;
+  return EVRT_CHECK_API_C;
+}
+
+/* A stream as a Python expression in a fix: its name when the program
+ * named it with a Python identifier, else the placeholder dflt, which the
+ * line explains ("s1: stream 2") in legend. */
+static void py_stream(char *out, size_t n, uint64_t id, const char *dflt,
+                      char *legend, size_t ln) {
+  evrt__stream_name_of(id, out, n);
+  bool ident = out[0] && !(out[0] >= '0' && out[0] <= '9');
+  for (const char *c = out; *c && ident; c++)
+    ident = *c == '_' || (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+            (*c >= '0' && *c <= '9');
+  if (ident)
+    return;
+  snprintf(out, n, "%s", dflt);
+  size_t k = strlen(legend);
+  snprintf(legend + k, ln - k, "%s%s: stream %" PRIu64, k ? ", " : "", dflt,
+           id);
+}
+
+/* The fix in Python's torch-style words (evrt.Stream, evrt.cuda), naming
+ * the streams; NULL where the C words fit as they are. */
+static char *py_fix(const struct finding *x) {
+  const struct evrt__acc *a = x->now, *b = x->then;
+  char s1[64], s2[64], legend[160] = "", *out = NULL;
+  int r = -1;
+  if (x->kind == FIND_RACE && a->op != OP_HOST && b->op != OP_HOST) {
+    /* which access ran first is timing: either order fixes the race, the
+     * one the report names is the one that ran (b, then a) */
+    py_stream(s1, sizeof s1, b->stream_id, "s1", legend, sizeof legend);
+    py_stream(s2, sizeof s2, a->stream_id, "s2", legend, sizeof legend);
+    r = asprintf(&out,
+                 "fix: make %s wait for %s's work between the two: "
+                 "%s.wait_stream(%s), or e = %s.record_event() then "
+                 "%s.wait_event(e), or %s.synchronize() in between%s%s%s",
+                 s2, s1, s2, s1, s1, s2, s1, legend[0] ? " (" : "", legend,
+                 legend[0] ? ")" : "");
+  } else if (x->kind == FIND_HOST) {
+    const struct evrt__acc *w = a->op == OP_HOST ? b : a;
+    py_stream(s1, sizeof s1, w->stream_id, "s", legend, sizeof legend);
+    r = asprintf(&out,
+                 "fix: synchronize before the host touches this memory: "
+                 "%s.synchronize(), e.synchronize() of an event recorded on it "
+                 "after its work, or evrt.synchronize()%s%s%s; or launch the "
+                 "access as a function after a wait",
+                 s1, legend[0] ? " (" : "", legend, legend[0] ? ")" : "");
+  }
+  return r < 0 ? NULL : out;
+}
+
 static const char *fix_line(const struct finding *x) {
   switch (x->kind) {
   case FIND_RACE:
@@ -252,7 +311,9 @@ static void print_pair(FILE *f, const struct finding *x) {
     fprintf(f, "  nothing orders them: no wait, synchronize or query "
                "connects the second to the first\n");
   }
-  fprintf(f, "  %s\n", fix_line(x));
+  char *py = finding_api(x) == EVRT_CHECK_API_PYTHON ? py_fix(x) : NULL;
+  fprintf(f, "  %s\n", py ? py : fix_line(x));
+  free(py);
 }
 
 static void print_value_wait(FILE *f, const struct evrt__cycle_member *m) {
@@ -578,7 +639,12 @@ static void write_json_to(FILE *unused, const struct finding *x_unused) {
       fprintf(f, "]");
     }
     fprintf(f, ", \"fix\": ");
-    json_str(f, fix_line(x));
+    char *py = x->kind != FIND_DEADLOCK &&
+                       finding_api(x) == EVRT_CHECK_API_PYTHON
+                   ? py_fix(x)
+                   : NULL;
+    json_str(f, py ? py : fix_line(x));
+    free(py);
     fprintf(f, "}");
   }
   fprintf(f, "\n], \"total\": %" PRIu64 "}\n", evrt__check_nfindings());

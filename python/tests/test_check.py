@@ -333,3 +333,9 @@ evrt.synchronize()
         assert "    captured at <module> (<string>:%d)" % line_of(
             code, "# captured") in lines, lines
     assert "_graphs.py" not in r.stderr
+    # the fix names the streams the graphs were replayed on, not the lanes
+    m = re.match(r"^  fix: make s2 wait for s1's work between the two: "
+                 r"s2\.wait_stream\(s1\), or e = s1\.record_event\(\) then "
+                 r"s2\.wait_event\(e\), or s1\.synchronize\(\) in between "
+                 r"\(s1: stream (\d+), s2: stream (\d+)\)$", b[-1])
+    assert m and {int(m.group(1)), int(m.group(2))} == set(ids.values()), b

@@ -204,6 +204,18 @@ static void put_acc(FILE *f, const char *label, const struct evrt__acc *a) {
   put_where(f, a);
 }
 
+/* The stream the program put an access's work on: a replayed graph's
+ * node runs on an internal lane, the program launched it on another. */
+static uint64_t user_stream(const struct evrt__acc *a) {
+  return a->launch.stream ? a->launch.stream : a->stream_id;
+}
+
+/* Both nodes of one launch: what is missing is an edge of the graph. */
+static bool same_launch(const struct evrt__acc *a, const struct evrt__acc *b) {
+  return a->launch.stream && a->launch.stream == b->launch.stream &&
+         a->launch.site == b->launch.site;
+}
+
 /* The API a finding's operations were written in: Python when either
  * side's call (or declared access) was made from it (EVRT_CHECK_API_*). */
 static unsigned finding_api(const struct finding *x) {
@@ -233,17 +245,52 @@ static void py_stream(char *out, size_t n, uint64_t id, const char *dflt,
            id);
 }
 
+/* The fix of a race with a replayed graph's node in C words: the streams
+ * the program launched on (not the lanes), or the capture's missing edge;
+ * NULL when no side is a graph's. */
+static char *graph_fix(const struct finding *x) {
+  const struct evrt__acc *a = x->now, *b = x->then;
+  char *out = NULL;
+  int r = -1;
+  if (x->kind != FIND_RACE || a->op == OP_HOST || b->op == OP_HOST ||
+      (!a->launch.stream && !b->launch.stream))
+    return NULL;
+  if (same_launch(a, b))
+    r = asprintf(&out, "fix: the captured graph does not order these two "
+                       "nodes: while capturing, record an event on the "
+                       "first's stream after it and make the second's stream "
+                       "wait on it (evrt_stream_wait_event) before it");
+  else
+    r = asprintf(&out,
+                 "fix: record an event on stream %" PRIu64
+                 " after its work (for a graph: after its evrt_graph_launch) "
+                 "and make stream %" PRIu64
+                 " wait on it (evrt_stream_wait_event) before its work, or "
+                 "synchronize in between",
+                 user_stream(b), user_stream(a));
+  return r < 0 ? NULL : out;
+}
+
+/* A finding's fix line, in the API its program used (malloc'd). */
+static char *fix_text(const struct finding *x);
+
 /* The fix in Python's torch-style words (evrt.Stream, evrt.cuda), naming
  * the streams; NULL where the C words fit as they are. */
 static char *py_fix(const struct finding *x) {
   const struct evrt__acc *a = x->now, *b = x->then;
   char s1[64], s2[64], legend[160] = "", *out = NULL;
   int r = -1;
-  if (x->kind == FIND_RACE && a->op != OP_HOST && b->op != OP_HOST) {
+  if (x->kind == FIND_RACE && a->op != OP_HOST && b->op != OP_HOST &&
+      same_launch(a, b)) {
+    r = asprintf(&out, "fix: the captured graph does not order these two "
+                       "functions: while capturing, make the second's stream "
+                       "wait for the first's between them (s2.wait_stream(s1), "
+                       "or e = s1.record_event() then s2.wait_event(e))");
+  } else if (x->kind == FIND_RACE && a->op != OP_HOST && b->op != OP_HOST) {
     /* which access ran first is timing: either order fixes the race, the
      * one the report names is the one that ran (b, then a) */
-    py_stream(s1, sizeof s1, b->stream_id, "s1", legend, sizeof legend);
-    py_stream(s2, sizeof s2, a->stream_id, "s2", legend, sizeof legend);
+    py_stream(s1, sizeof s1, user_stream(b), "s1", legend, sizeof legend);
+    py_stream(s2, sizeof s2, user_stream(a), "s2", legend, sizeof legend);
     r = asprintf(&out,
                  "fix: make %s wait for %s's work between the two: "
                  "%s.wait_stream(%s), or e = %s.record_event() then "
@@ -252,7 +299,7 @@ static char *py_fix(const struct finding *x) {
                  legend[0] ? ")" : "");
   } else if (x->kind == FIND_HOST) {
     const struct evrt__acc *w = a->op == OP_HOST ? b : a;
-    py_stream(s1, sizeof s1, w->stream_id, "s", legend, sizeof legend);
+    py_stream(s1, sizeof s1, user_stream(w), "s", legend, sizeof legend);
     r = asprintf(&out,
                  "fix: synchronize before the host touches this memory: "
                  "%s.synchronize(), e.synchronize() of an event recorded on it "
@@ -261,6 +308,14 @@ static char *py_fix(const struct finding *x) {
                  s1, legend[0] ? " (" : "", legend, legend[0] ? ")" : "");
   }
   return r < 0 ? NULL : out;
+}
+
+static const char *fix_line(const struct finding *x);
+
+/* NULL: fix_line's words fit as they are (or no memory for others). */
+static char *fix_text(const struct finding *x) {
+  char *fix = finding_api(x) == EVRT_CHECK_API_PYTHON ? py_fix(x) : NULL;
+  return fix ? fix : graph_fix(x);
 }
 
 static const char *fix_line(const struct finding *x) {
@@ -311,9 +366,9 @@ static void print_pair(FILE *f, const struct finding *x) {
     fprintf(f, "  nothing orders them: no wait, synchronize or query "
                "connects the second to the first\n");
   }
-  char *py = finding_api(x) == EVRT_CHECK_API_PYTHON ? py_fix(x) : NULL;
-  fprintf(f, "  %s\n", py ? py : fix_line(x));
-  free(py);
+  char *fix = fix_text(x);
+  fprintf(f, "  %s\n", fix ? fix : fix_line(x));
+  free(fix);
 }
 
 static void print_value_wait(FILE *f, const struct evrt__cycle_member *m) {
@@ -639,12 +694,9 @@ static void write_json_to(FILE *unused, const struct finding *x_unused) {
       fprintf(f, "]");
     }
     fprintf(f, ", \"fix\": ");
-    char *py = x->kind != FIND_DEADLOCK &&
-                       finding_api(x) == EVRT_CHECK_API_PYTHON
-                   ? py_fix(x)
-                   : NULL;
-    json_str(f, py ? py : fix_line(x));
-    free(py);
+    char *fix = x->kind != FIND_DEADLOCK ? fix_text(x) : NULL;
+    json_str(f, fix ? fix : fix_line(x));
+    free(fix);
     fprintf(f, "}");
   }
   fprintf(f, "\n], \"total\": %" PRIu64 "}\n", evrt__check_nfindings());

@@ -83,6 +83,13 @@ static void hostfns_unordered(evrt_stream_t a, evrt_stream_t b) {
   OK(evrt_launch_host_func(a, hostfn_write, buf));
   OK(evrt_launch_host_func(b, hostfn_read, buf));
 }
+/* Both nodes are one launch's: the fix is the capture's missing edge. */
+REPORT_LINES(graph_hostfns_race,
+             "|    in the graph launched on stream * by evrt_graph_launch at *",
+             "  fix: the captured graph does not order these two nodes: while "
+             "capturing, record an event on the first's stream after it and "
+             "make the second's stream wait on it (evrt_stream_wait_event) "
+             "before it")
 SCENARIO(graph_hostfns_race, "data race") {
   evrt_graph_exec_t x = capture(hostfns_unordered);
   evrt_stream_t s = stream();
@@ -134,7 +141,10 @@ REPORT_LINES(graph_two_launches_race,
              "|    in the graph launched on stream * \"right\" by "
              "evrt_graph_launch at second launch (step.c:11)",
              "|    captured at fill (step.c:5)",
-             "  fix: *")
+             "  fix: record an event on stream [67] after its work (for a "
+             "graph: after its evrt_graph_launch) and make stream [67] wait on "
+             "it (evrt_stream_wait_event) before its work, or synchronize in "
+             "between")
 SCENARIO(graph_two_launches_race, "data race") {
   evrt_graph_t g = capture_graph(hostfn_writes);
   evrt_graph_exec_t x1, x2;

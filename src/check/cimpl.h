@@ -54,7 +54,9 @@ uint32_t evrt__check_actor(void);
 uint32_t evrt__site_capture(void);
 void evrt__site_hint(const char *where, unsigned api);
 /* The API a site's calls were written in (EVRT_CHECK_API_*): a binding's
- * label says it; a C stack is EVRT_CHECK_API_C. */
+ * label says it; a C stack is EVRT__CHECK_API_ACL when the call went
+ * through the ACL layer (libascendcl), else EVRT_CHECK_API_C. */
+#define EVRT__CHECK_API_ACL 100u
 unsigned evrt__site_api(uint32_t site);
 /* "function (file:line)" of the first frame outside evrt's libraries (on
  * the current line), then up to `more` callers, each on a line of its own

@@ -216,15 +216,53 @@ static bool same_launch(const struct evrt__acc *a, const struct evrt__acc *b) {
          a->launch.site == b->launch.site;
 }
 
-/* The API a finding's operations were written in: Python when either
- * side's call (or declared access) was made from it (EVRT_CHECK_API_*). */
+/* The API a finding's operations were written in: ACL when either side's
+ * call went through the ACL layer (its streams, events and frees are
+ * ACL's, from C or pyACL), else Python when either side's call (or
+ * declared access) was made from Python, else C (EVRT_CHECK_API_*). */
 static unsigned finding_api(const struct finding *x) {
   const struct evrt__acc *s[2] = {x->now, x->then};
-  for (int i = 0; i < 2; i++)
-    if (s[i] && (evrt__site_api(s[i]->site) == EVRT_CHECK_API_PYTHON ||
-                 evrt__site_api(s[i]->site2) == EVRT_CHECK_API_PYTHON))
-      return EVRT_CHECK_API_PYTHON;
-  return EVRT_CHECK_API_C;
+  unsigned api = EVRT_CHECK_API_C;
+  for (int i = 0; i < 2; i++) {
+    if (!s[i])
+      continue;
+    unsigned a = evrt__site_api(s[i]->site);
+    unsigned b = s[i]->site2 ? evrt__site_api(s[i]->site2) : a;
+    if (a == EVRT__CHECK_API_ACL || b == EVRT__CHECK_API_ACL)
+      return EVRT__CHECK_API_ACL;
+    if (a == EVRT_CHECK_API_PYTHON || b == EVRT_CHECK_API_PYTHON)
+      api = EVRT_CHECK_API_PYTHON;
+  }
+  return api;
+}
+
+/* The fix in ACL's calls (aclrt*; pyACL's acl.rt.* have the same names
+ * without the prefix); NULL where the C words fit as they are. */
+static char *acl_fix(const struct finding *x) {
+  const struct evrt__acc *a = x->now, *b = x->then;
+  char *out = NULL;
+  int r = -1;
+  if (x->kind == FIND_RACE && a->op != OP_HOST && b->op != OP_HOST)
+    r = asprintf(&out,
+                 "fix: record an event on stream %" PRIu64
+                 " after its access (aclrtRecordEvent) and make stream %" PRIu64
+                 " wait on it (aclrtStreamWaitEvent) before its access, or "
+                 "synchronize in between (aclrtSynchronizeStream)",
+                 user_stream(b), user_stream(a));
+  else if (x->kind == FIND_HOST)
+    r = asprintf(&out,
+                 "fix: synchronize stream %" PRIu64
+                 " (aclrtSynchronizeStream, or aclrtSynchronizeEvent of an "
+                 "event recorded after its work) before the host touches this "
+                 "memory, or enqueue the host access as a host function "
+                 "(aclrtLaunchHostFunc) after a wait",
+                 user_stream(a->op == OP_HOST ? b : a));
+  else if (x->kind == FIND_UAF && x->then->kind != ACC_ALLOC)
+    r = asprintf(&out, "fix: synchronize the streams that still use the "
+                       "block (aclrtSynchronizeStream, or aclrtSynchronizeEvent "
+                       "of an event recorded after their last use) before "
+                       "freeing it (aclrtFree)");
+  return r < 0 ? NULL : out;
 }
 
 /* A stream as a Python expression in a fix: its name when the program
@@ -314,7 +352,10 @@ static const char *fix_line(const struct finding *x);
 
 /* NULL: fix_line's words fit as they are (or no memory for others). */
 static char *fix_text(const struct finding *x) {
-  char *fix = finding_api(x) == EVRT_CHECK_API_PYTHON ? py_fix(x) : NULL;
+  unsigned api = finding_api(x);
+  char *fix = api == EVRT_CHECK_API_PYTHON ? py_fix(x)
+              : api == EVRT__CHECK_API_ACL ? acl_fix(x)
+                                           : NULL;
   return fix ? fix : graph_fix(x);
 }
 

@@ -169,10 +169,7 @@ static struct site *site_get(uint32_t id) {
   return atomic_load_explicit(&table[id - 1], memory_order_acquire);
 }
 
-unsigned evrt__site_api(uint32_t id) {
-  struct site *s = site_get(id);
-  return s ? s->api : EVRT_CHECK_API_C;
-}
+
 
 /* ------------------------------------------------------- symbolization */
 
@@ -295,6 +292,32 @@ static int first_user(const struct site *s) {
   while (i < s->n && is_runtime(s->pc[i]))
     i++;
   return i < s->n ? i : (s->n ? s->n - 1 : 0);
+}
+
+/* The ACL layer's frame: its call came through libascendcl (or a program
+ * the layer is compiled into: then its aclrt* function's name says so). */
+static bool is_acl(void *pc) {
+  Dl_info di;
+  if (!dladdr(pc, &di))
+    return false;
+  const char *f = di.dli_fname ? strrchr(di.dli_fname, '/') : NULL;
+  f = f ? f + 1 : di.dli_fname;
+  return (f && strncmp(f, "libascendcl", 11) == 0) ||
+         (di.dli_sname && strncmp(di.dli_sname, "aclrt", 5) == 0);
+}
+
+unsigned evrt__site_api(uint32_t id) {
+  struct site *s = site_get(id);
+  if (!s)
+    return EVRT_CHECK_API_C;
+  if (s->n < 0)
+    return s->api;
+  /* the runtime's frames below the user's: did it call into ACL? */
+  int u = first_user(s);
+  for (int i = 0; i < u; i++)
+    if (is_acl(s->pc[i]))
+      return EVRT__CHECK_API_ACL;
+  return EVRT_CHECK_API_C;
 }
 
 static void put_frame(FILE *f, const struct frame *fr) {

@@ -828,6 +828,17 @@ EVRT_EXPORT evrt_status_t evrt_check_forget(const void *sync);
  * stack. */
 /* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_check_site(const char *where);
+/* The same, and the API the program wrote those calls in, so that a
+ * report phrases its fix in it (docs/check.md, "Reading a report"):
+ * EVRT_CHECK_API_C (evrt's C calls: evrt_check_site's), or
+ * EVRT_CHECK_API_PYTHON (the Python package's torch-style evrt.Stream,
+ * evrt.cuda: "s2.wait_stream(s1)", "stream.synchronize()").  Another
+ * value: EVRT_ERROR_INVALID_VALUE, and nothing changes. */
+#define EVRT_CHECK_API_C 0u
+#define EVRT_CHECK_API_PYTHON 1u
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_check_site_api(const char *where,
+                                              unsigned api);
 /* Number of findings so far (each occurrence; 0 with the checker off). */
 /* [ts] [nb] [hostfn] */
 EVRT_EXPORT uint64_t evrt_check_findings(void);

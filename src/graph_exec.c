@@ -689,7 +689,8 @@ bool evrt__graph_run_launch(struct evrt__stream *s, struct evrt__item *it) {
 
 /* One node of a run, through the worker's own item execution. */
 static void run_node(struct evrt__gexec *x, struct evrt__stream *s,
-                     uint64_t seq, uint32_t i) {
+                     const struct evrt__item *seg, uint32_t i) {
+  uint64_t seq = seg->seq;
   const struct evrt__gnode *nd = &x->nodes[i];
   /* Only what run_item reads of these kinds is filled: clearing
    * the whole item (rep stos) was most of a node's cost. */
@@ -698,7 +699,9 @@ static void run_node(struct evrt__gexec *x, struct evrt__stream *s,
   t.phase = 0;
   t.owner = s;
   t.seq = seq;
-  t.check = EVRT_UNLIKELY(evrt__check_on) ? evrt__check_node(nd->site) : NULL;
+  t.check = EVRT_UNLIKELY(evrt__check_on)
+                ? evrt__check_node(nd->site, seg->check)
+                : NULL;
   switch (nd->kind) {
   case EVRT__ITEM_HOST_FUNC:
     t.u.host.fn = nd->u.host.fn;
@@ -767,7 +770,7 @@ bool evrt__graph_run_seg(struct evrt__stream *s, struct evrt__item *it) {
       ln->skip_to = x->sw_target[nd->u.sw.label0 + v];
       continue;
     }
-    run_node(x, s, it->seq, i);
+    run_node(x, s, it, i);
   }
   return true;
 }

@@ -4,33 +4,73 @@
  * evrt.check_release(obj), evrt.check_acquire(obj).  Objects with the
  * buffer protocol name their memory; a call made inside a function that
  * Stream.launch runs is an access of that work item.  Reports name the
- * Python caller ("file.py:LINE (function)") through evrt_check_site.
+ * Python caller ("file.py:LINE (function)", the innermost frame outside
+ * the evrt package) through evrt_check_site_api, and phrase their fix in
+ * the Python API.
  */
 #include "evrt_module.h"
 
+#include <dlfcn.h>
 #include <frameobject.h>
 #include <string.h>
 
-/* Name the calling Python line as the call site of the next evrt call. */
+/* The directory of the evrt package (this extension's own directory, where
+ * its Python modules are too), with its '/'; "" if unknown.  Written once
+ * with the GIL held. */
+static char pkg_dir[4096];
+static int pkg_dir_done;
+
+static const char *package_dir(void) {
+  if (!pkg_dir_done) {
+    pkg_dir_done = 1;
+    Dl_info di;
+    const char *sl;
+    if (dladdr((void *)package_dir, &di) && di.dli_fname &&
+        (sl = strrchr(di.dli_fname, '/')) &&
+        (size_t)(sl - di.dli_fname) + 2 < sizeof pkg_dir)
+      snprintf(pkg_dir, sizeof pkg_dir, "%.*s",
+               (int)(sl - di.dli_fname + 1), di.dli_fname);
+  }
+  return pkg_dir;
+}
+
+/* Is the code in a file of the evrt package (evrt.cuda's wrappers, the
+ * graphs module): not the user's line. */
+static int in_package(const char *file) {
+  const char *d = package_dir();
+  size_t n = strlen(d);
+  return n && file && strncmp(file, d, n) == 0;
+}
+
+/* Name the calling Python line (the innermost frame outside the evrt
+ * package) as the call site of the next evrt calls, written in the Python
+ * API (a report's fix says s2.wait_stream(s1), evrt.synchronize()). */
 static void site_from_python(void) {
   if (!evrt_check_enabled())
     return;
   PyFrameObject *f = PyEval_GetFrame(); /* borrowed */
-  if (!f) {
-    evrt_check_site(NULL);
-    return;
+  Py_XINCREF(f);
+  char buf[256] = "";
+  while (f) {
+    PyCodeObject *code = PyFrame_GetCode(f); /* new reference */
+    const char *file = PyUnicode_AsUTF8(code->co_filename);
+    const char *name = PyUnicode_AsUTF8(code->co_name);
+    if (!file || !name)
+      PyErr_Clear();
+    PyFrameObject *back = PyFrame_GetBack(f); /* new reference */
+    if (!in_package(file) || !back) {
+      const char *base = file ? strrchr(file, '/') : NULL;
+      snprintf(buf, sizeof buf, "%s (%s:%d)", name ? name : "?",
+               base ? base + 1 : (file ? file : "?"),
+               PyFrame_GetLineNumber(f));
+      Py_XDECREF(back);
+      back = NULL;
+    }
+    Py_DECREF(code);
+    Py_DECREF(f);
+    f = back;
   }
-  PyCodeObject *code = PyFrame_GetCode(f); /* new reference */
-  const char *file = code ? PyUnicode_AsUTF8(code->co_filename) : NULL;
-  const char *name = code ? PyUnicode_AsUTF8(code->co_name) : NULL;
-  if (!file || !name)
-    PyErr_Clear();
-  const char *base = file ? strrchr(file, '/') : NULL;
-  char buf[256];
-  snprintf(buf, sizeof buf, "%s (%s:%d)", name ? name : "?",
-           base ? base + 1 : (file ? file : "?"), PyFrame_GetLineNumber(f));
-  Py_XDECREF(code);
-  evrt_check_site(buf);
+  evrt_check_site_api(buf[0] ? buf : NULL, EVRT_CHECK_API_PYTHON);
 }
 
 void evrtpy_check_site(void) { site_from_python(); }

@@ -266,7 +266,9 @@ static PyObject *exec_launch(ExecObject *self, PyObject *args,
   if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:launch", kwlist, &so) ||
       exec_live(self) < 0 || stream_handle(so, &s) < 0)
     return NULL;
+  evrtpy_check_site(); /* EVRT_CHECK names the Python line (check.c) */
   evrt_status_t st = evrt_graph_launch(self->h, s);
+  evrt_check_site(NULL);
   if (st)
     return evrtpy_raise(st, "evrt_graph_launch");
   Py_RETURN_NONE;

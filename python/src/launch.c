@@ -255,8 +255,10 @@ PyObject *evrtpy_stream_launch(StreamObject *self, PyObject *args) {
      * never frees its item (a leak, not a crash). */
     if (evrtpy_capture_keep(cap, L, kept_free) < 0)
       return NULL;
+    evrtpy_check_site(); /* the node's capture site: the Python line */
     evrt_status_t st =
         evrt_launch_host_func_labeled(self->h, kept_trampoline, L, label);
+    evrt_check_site(NULL);
     if (st)
       return evrtpy_raise(st, "evrt_launch_host_func");
     Py_RETURN_NONE;

@@ -189,3 +189,153 @@ assert evrt.check_findings() == 0
     with pytest.raises(TypeError):
         evrt.check_access(object(), "r")
     evrt.check_access(array.array("i", [1, 2]), "r")
+
+
+# ------------------------------------------------ reports a person can act on
+
+def line_of(code, marker):
+    """The 1-based line of code that holds marker (what <string>:N names)."""
+    return next(i for i, l in enumerate(code.splitlines(), 1) if marker in l)
+
+
+def blocks(stderr):
+    """The checker's report blocks, each a list of lines."""
+    out = []
+    for l in stderr.splitlines():
+        if l.startswith("evrt-check: ") and not l.startswith(
+                ("evrt-check: summary", "evrt-check: note")):
+            out.append([l])
+        elif out and l.startswith("  "):
+            out[-1].append(l)
+    return out
+
+
+def sides(block):
+    """The two operations of a report block: {label: [its lines]}."""
+    got, cur = {}, None
+    for l in block[1:]:
+        m = re.match(r"^  (access|earlier access|use|after the free|free"
+                     r"|while still in use by): ", l)
+        if m:
+            cur = got.setdefault(m.group(1), [l])
+        elif l.startswith("    ") and cur is not None:
+            cur.append(l)
+        else:
+            cur = None
+    return got
+
+
+def test_python_race_names_python_lines_and_python_fix():
+    code = PRELUDE + """
+s1, s2 = evrt.cuda.Stream(), evrt.cuda.Stream()
+s1.launch(write, buf)  # launch of the write
+s2.launch(read, buf)  # launch of the read
+evrt.synchronize()
+"""
+    r = run_python(code, env=CHECK)
+    assert r.returncode == 66, r.stderr
+    (b,) = blocks(r.stderr)
+    assert re.match(r"^evrt-check: data race on \[0x[0-9a-f]+, 0x[0-9a-f]+\) "
+                    r"\(256 bytes\)$", b[0]), b
+    ops = sides(b)
+    assert set(ops) == {"access", "earlier access"}, b
+    stream_of = {}
+    for lines in ops.values():
+        kind = "write" if lines[0].startswith("  access: write") or \
+            lines[0].startswith("  earlier access: write") else "read"
+        assert re.match(r"^  (earlier )?access: %s by host function of "
+                        r"\[0x[0-9a-f]+, 0x[0-9a-f]+\) \(256 bytes\)$" % kind,
+                        lines[0]), lines
+        m = re.match(r"^    on stream (\d+) \(device 0\), work item #1$",
+                     lines[1])
+        assert m, lines
+        stream_of[kind] = int(m.group(1))
+        decl = 'evrt.check_access(b, "w")' if kind == "write" else \
+            'evrt.check_access(memoryview(b), "r")'
+        assert lines[2] == "    annotated at %s (<string>:%d)" % (
+            kind, line_of(code, decl)), lines
+        assert lines[3] == "    enqueued at <module> (<string>:%d)" % (
+            line_of(code, "launch of the " + kind)), lines
+        assert lines[4] == "    no stream wait passed before it on its stream"
+    first = stream_of["write"] if ops["earlier access"][0].find("write") > 0 \
+        else stream_of["read"]
+    second = stream_of["read"] if first == stream_of["write"] \
+        else stream_of["write"]
+    assert b[-1] == (
+        "  fix: make s2 wait for s1's work between the two: "
+        "s2.wait_stream(s1), or e = s1.record_event() then s2.wait_event(e), "
+        "or s1.synchronize() in between (s1: stream %d, s2: stream %d)"
+        % (first, second)), b
+    assert "evrt_stream_wait_event" not in r.stderr
+
+
+def test_python_host_access_fix_is_a_python_synchronize():
+    code = PRELUDE + """
+a = evrt.Stream()
+a.launch(hold)
+a.launch(write, buf)  # the launch
+evrt.check_access(buf, "r")  # the host read
+gate.set()
+a.synchronize()
+"""
+    r = run_python(code, env=CHECK)
+    assert r.returncode == 66, r.stderr
+    (b,) = blocks(r.stderr)
+    assert b[0].startswith("evrt-check: unsynchronized host access on "), b
+    ops = sides(b)
+    host = [l for l in ops.values() if l[1].startswith("    on host thread")]
+    work = [l for l in ops.values() if l[1].startswith("    on stream")]
+    assert len(host) == 1 and len(work) == 1, b
+    assert host[0][2] == "    at <module> (<string>:%d)" % line_of(
+        code, "the host read"), b
+    sid = int(re.match(r"^    on stream (\d+) ", work[0][1]).group(1))
+    assert work[0][3] == "    enqueued at <module> (<string>:%d)" % line_of(
+        code, "the launch"), b
+    assert b[-1] == (
+        "  fix: synchronize before the host touches this memory: "
+        "s.synchronize(), e.synchronize() of an event recorded on it after "
+        "its work, or evrt.synchronize() (s: stream %d); or launch the access "
+        "as a function after a wait" % sid), b
+
+
+def test_python_graph_replays_name_their_replay_lines_and_streams():
+    # CUDAGraph.replay() is evrt's own Python (evrt/_graphs.py): the line
+    # named is the user's innermost frame outside the package
+    code = PRELUDE + """
+g1, g2 = evrt.cuda.CUDAGraph(), evrt.cuda.CUDAGraph()
+for g in (g1, g2):
+    with evrt.cuda.graph(g):
+        evrt.cuda.current_stream().launch(write, buf)  # captured
+s1, s2 = evrt.cuda.Stream(), evrt.cuda.Stream()
+with evrt.cuda.stream(s1):
+    g1.replay()  # first replay
+with evrt.cuda.stream(s2):
+    g2.replay()  # second replay
+evrt.synchronize()
+"""
+    r = run_python(code, env=CHECK)
+    assert r.returncode == 66, r.stderr
+    (b,) = blocks(r.stderr)
+    assert b[0].startswith("evrt-check: data race on "), b
+    ops = sides(b)
+    launched = sorted(l for lines in ops.values() for l in lines
+                      if l.startswith("    in the graph launched on "))
+    ids = {}
+    for l in launched:
+        m = re.match(r"^    in the graph launched on stream (\d+) by "
+                     r"evrt_graph_launch at <module> \(<string>:(\d+)\)$", l)
+        assert m, l
+        ids[int(m.group(2))] = int(m.group(1))
+    assert sorted(ids) == [line_of(code, "first replay"),
+                           line_of(code, "second replay")], b
+    assert len(set(ids.values())) == 2, b
+    for lines in ops.values():
+        assert "    captured at <module> (<string>:%d)" % line_of(
+            code, "# captured") in lines, lines
+    assert "_graphs.py" not in r.stderr
+    # the fix names the streams the graphs were replayed on, not the lanes
+    m = re.match(r"^  fix: make s2 wait for s1's work between the two: "
+                 r"s2\.wait_stream\(s1\), or e = s1\.record_event\(\) then "
+                 r"s2\.wait_event\(e\), or s1\.synchronize\(\) in between "
+                 r"\(s1: stream (\d+), s2: stream (\d+)\)$", b[-1])
+    assert m and {int(m.group(1)), int(m.group(2))} == set(ids.values()), b

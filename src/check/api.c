@@ -80,13 +80,21 @@ evrt_status_t evrt_check_alloc(const void *ptr, size_t bytes) {
   return EVRT_SUCCESS;
 }
 
-evrt_status_t evrt_check_site(const char *where) {
+evrt_status_t evrt_check_site_api(const char *where, unsigned api) {
   evrt_status_t st = evrt__ready();
   if (st)
     return st;
+  if (api > EVRT_CHECK_API_PYTHON)
+    return evrt__fail(EVRT_ERROR_INVALID_VALUE,
+                      "evrt_check_site_api: api %u is not an EVRT_CHECK_API_*",
+                      api);
   if (evrt__check_on)
-    evrt__site_hint(where);
+    evrt__site_hint(where, api);
   return EVRT_SUCCESS;
+}
+
+evrt_status_t evrt_check_site(const char *where) {
+  return evrt_check_site_api(where, EVRT_CHECK_API_C);
 }
 
 evrt_status_t evrt_check_release(const void *sync) {

@@ -73,9 +73,11 @@ void evrt__check_join_after(struct evrt__stream *s, struct evrt__stream *src,
                             uint64_t target);
 /* capture.c: the call site of a work item captured as a graph node (kept in
  * the node); graph_exec.c: the check record of a replayed node, with that
- * site (reports name where the node was captured). */
+ * site (reports name where the node was captured), run by the lane item
+ * whose check record is seg (reports name the launch it belongs to: the
+ * evrt_graph_launch call and its stream). */
 uint32_t evrt__check_node_site(void);
-void *evrt__check_node(uint32_t site);
+void *evrt__check_node(uint32_t site, const void *seg);
 /* stream.c: the enqueue failed after evrt__check_enqueue (NULL is fine). */
 void evrt__check_discard(void *check);
 /* stream.c: the stream was named (for reports). */

@@ -52,7 +52,12 @@ uint32_t evrt__check_actor(void);
 /* The calling thread's stack as an interned site id (0: none), or the
  * label a binding set with evrt_check_site. */
 uint32_t evrt__site_capture(void);
-void evrt__site_hint(const char *where);
+void evrt__site_hint(const char *where, unsigned api);
+/* The API a site's calls were written in (EVRT_CHECK_API_*): a binding's
+ * label says it; a C stack is EVRT__CHECK_API_ACL when the call went
+ * through the ACL layer (libascendcl), else EVRT_CHECK_API_C. */
+#define EVRT__CHECK_API_ACL 100u
+unsigned evrt__site_api(uint32_t site);
 /* "function (file:line)" of the first frame outside evrt's libraries (on
  * the current line), then up to `more` callers, each on a line of its own
  * starting with indent. */
@@ -82,6 +87,29 @@ struct evrt__chost {
  * waits), something else (CW_OTHER). */
 enum { CW_NONE = 0, CW_STREAM, CW_FUTURE, CW_VALUE, CW_OTHER };
 
+/* The last wait a stream passed, named in reports as the edge that was
+ * meant to order an access: an event generation (ev != 0: recorded on
+ * stream src at item target), or a stream-ordered value wait (addr != 0:
+ * its word, condition and flags, and the last write of the word the
+ * checker saw before it passed: by stream wstream's item wseq, or by host
+ * thread wtid when wstream is 0, at wsite; wsite 0 and wtid 0: none). */
+struct evrt__clw {
+  uint64_t ev, gen, src, target;
+  uintptr_t addr;
+  uint64_t value;
+  uint32_t flags;
+  uint32_t wsite;
+  uint64_t wstream, wseq, wtid;
+};
+
+/* The graph launch an item or an access belongs to (reports): the
+ * evrt_graph_launch call's site and the stream it was launched on
+ * (stream 0: not a graph's). */
+struct evrt__claunch {
+  uint32_t site;
+  uint64_t stream;
+};
+
 struct evrt__cgen;
 struct evrt__cstream {
   evrt__spin_t lock;
@@ -110,8 +138,11 @@ struct evrt__cstream {
    * host functions, value writes, graph runs): a value wait's possible
    * producers (deadlock.c).  Relaxed: a count the walk reads twice. */
   atomic_uint q_writers;
-  /* The last wait it passed (reports: "after waiting on ...") */
-  uint64_t lw_ev, lw_gen, lw_src, lw_target;
+  /* The last wait it passed (reports: "last wait passed before it") */
+  struct evrt__clw lw;
+  /* The graph launch item running now (its worker's, set at its begin):
+   * the lane items it enqueues carry it (evrt__check_enqueue_by). */
+  struct evrt__claunch launch;
 };
 
 /* A generation: the stream's clock at `target` (svc, NULL until captured,
@@ -138,6 +169,7 @@ struct evrt__citem {
   struct evrt__cstream *qcs;
   uintptr_t vw_addr;            /* a queued value write's word, or 0 */
   struct evrt__citem *vw_next;  /* its link in the table (vw_lock) */
+  struct evrt__claunch launch;  /* a replayed graph's item: its launch */
 };
 /* The streams (up to max) with a value write of the word addr enqueued
  * and not ended; returns how many were found (deadlock.c). */
@@ -162,7 +194,8 @@ struct evrt__acc {
   int device;
   uint32_t site;  /* where the item was enqueued / the host code called */
   uint32_t site2; /* the annotation inside a host function */
-  uint64_t lw_ev, lw_gen, lw_src, lw_target;
+  struct evrt__claunch launch; /* inside a replayed graph: its launch */
+  struct evrt__clw lw;
   uint64_t t; /* when it happened (only while tracing: the trace marks) */
 };
 struct evrt__acc *evrt__acc_new(void);

@@ -26,6 +26,7 @@ struct ctls {
   struct evrt__cstream *run_cs; /* the stream whose host function runs here */
   uint64_t run_seq;
   uint32_t run_site;
+  struct evrt__claunch run_launch; /* its graph launch, if a node's */
 };
 /* One pointer of TLS (the library's static TLS is budgeted: design.md 12) */
 static _Thread_local struct ctls *tls;
@@ -131,14 +132,12 @@ bool evrt__check_ctx_access(struct evrt__acc *a, cvc_t **vc) {
     a->stream_id = cs->id;
     a->device = cs->device;
     a->seq = t->run_seq;
-    a->lw_ev = cs->lw_ev;
-    a->lw_gen = cs->lw_gen;
-    a->lw_src = cs->lw_src;
-    a->lw_target = cs->lw_target;
+    a->lw = cs->lw;
     *vc = evrt__cvc_ref(cs->vc);
     evrt__spin_unlock(&cs->lock);
     a->op = EVRT__ITEM_HOST_FUNC;
     a->site = t->run_site;
+    a->launch = t->run_launch;
     a->site2 = evrt__site_capture();
     return true;
   }
@@ -167,6 +166,10 @@ bool evrt__check_ctx_access(struct evrt__acc *a, cvc_t **vc) {
 struct csync {
   const void *key;
   cvc_t *vc;
+  /* Its last release, for reports (a value wait names the write it
+   * passed on): stream wstream's item wseq, or host thread wtid; at wsite. */
+  uint64_t wstream, wseq, wtid;
+  uint32_t wsite;
   struct csync *next;
 };
 static pthread_mutex_t sync_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -182,43 +185,70 @@ static struct csync **sync_slot(const void *key) {
   return p;
 }
 
-/* Release key with the clock of stream cs, or of the thread t. */
+/* Release key with the clock of stream cs (its item seq, enqueued at
+ * site), or of the thread t (at the calling site). */
 static void sync_release(struct evrt__cstream *cs, struct ctls *t,
-                         const void *key) {
+                         const void *key, uint64_t seq, uint32_t site) {
   cvc_t *v;
+  uint64_t wstream = 0, wtid = 0;
   if (cs) {
     evrt__spin_lock(&cs->lock);
     v = evrt__cvc_ref(cs->vc);
+    wstream = cs->id;
     evrt__spin_unlock(&cs->lock);
+  } else if (t->run_cs) { /* from a host function: its stream's item */
+    v = ctx_share(t);
+    evrt__spin_lock(&t->run_cs->lock);
+    wstream = t->run_cs->id;
+    evrt__spin_unlock(&t->run_cs->lock);
+    seq = t->run_seq;
+    site = evrt__site_capture();
   } else {
     v = ctx_share(t);
+    wtid = t->h.tid;
+    site = evrt__site_capture();
   }
   bool ok = true;
   pthread_mutex_lock(&sync_lock);
   struct csync **p = sync_slot(key);
   if (!*p && (*p = calloc(1, sizeof **p)))
     (*p)->key = key;
-  if (*p)
+  if (*p) {
     ok = evrt__cvc_join(&(*p)->vc, v);
-  else
+    (*p)->wstream = wstream;
+    (*p)->wseq = seq;
+    (*p)->wtid = wtid;
+    (*p)->wsite = site;
+  } else {
     ok = false;
+  }
   pthread_mutex_unlock(&sync_lock);
   evrt__cvc_unref(v);
   if (!ok)
     evrt__check_oom();
 }
 
-/* Acquire key into stream cs, or into the thread t. */
+/* Acquire key into stream cs, or into the thread t.  A stream's value
+ * wait (lw: its word, condition and flags) becomes the stream's last wait,
+ * with the release it acquired as its writer. */
 static void sync_acquire(struct evrt__cstream *cs, struct ctls *t,
-                         const void *key) {
+                         const void *key, struct evrt__clw *lw) {
   pthread_mutex_lock(&sync_lock);
   struct csync **p = sync_slot(key);
   cvc_t *v = *p ? evrt__cvc_ref((*p)->vc) : NULL;
+  if (lw && *p) {
+    lw->wstream = (*p)->wstream;
+    lw->wseq = (*p)->wseq;
+    lw->wtid = (*p)->wtid;
+    lw->wsite = (*p)->wsite;
+  }
   pthread_mutex_unlock(&sync_lock);
-  if (cs && v) {
+  if (cs) {
     evrt__spin_lock(&cs->lock);
-    if (!evrt__cvc_join(&cs->vc, v))
+    if (v && !evrt__cvc_join(&cs->vc, v))
       evrt__check_oom();
+    if (lw)
+      cs->lw = *lw;
     evrt__spin_unlock(&cs->lock);
   } else if (t) {
     ctx_join(t, v);
@@ -229,13 +259,13 @@ static void sync_acquire(struct evrt__cstream *cs, struct ctls *t,
 void evrt__check_release(const void *key) {
   struct ctls *t = ctls();
   if (t)
-    sync_release(NULL, t, key);
+    sync_release(NULL, t, key, 0, 0);
 }
 
 void evrt__check_acquire(const void *key) {
   struct ctls *t = ctls();
   if (t)
-    sync_acquire(NULL, t, key);
+    sync_acquire(NULL, t, key, NULL);
 }
 
 void evrt__check_forget(const void *key) {
@@ -436,10 +466,11 @@ static void join_gen_into(struct evrt__cstream *cs, struct evrt__cgen *g) {
   evrt__spin_lock(&cs->lock);
   bool ok = evrt__cvc_join(&cs->vc, sv) && evrt__cvc_join(&cs->vc, g->hvc);
   if (g->ev_id) { /* (a position no event names is not one for reports) */
-    cs->lw_ev = g->ev_id;
-    cs->lw_gen = g->rec_no;
-    cs->lw_src = g->stream_id;
-    cs->lw_target = g->target;
+    memset(&cs->lw, 0, sizeof cs->lw);
+    cs->lw.ev = g->ev_id;
+    cs->lw.gen = g->rec_no;
+    cs->lw.src = g->stream_id;
+    cs->lw.target = g->target;
   }
   evrt__spin_unlock(&cs->lock);
   evrt__cvc_unref(sv);
@@ -499,7 +530,8 @@ void evrt__check_stream_new(struct evrt__stream *s) {
   cs->last_in = NULL;
   cs->wstate = CW_NONE;
   cs->name[0] = 0;
-  cs->lw_ev = cs->lw_gen = cs->lw_src = cs->lw_target = 0;
+  memset(&cs->lw, 0, sizeof cs->lw);
+  memset(&cs->launch, 0, sizeof cs->launch);
   evrt__spin_unlock(&cs->lock);
 }
 
@@ -620,9 +652,13 @@ static void *enqueue_rec(struct evrt__stream *by, struct evrt__stream *s,
     return NULL;
   }
   struct evrt__cstream *bcs = by ? by->check : NULL;
+  memset(&ci->launch, 0, sizeof ci->launch);
   if (bcs) {
+    /* A graph launch's lane item: it belongs to the launch by's worker
+     * runs now (item_begin of its graph item set bcs->launch). */
     evrt__spin_lock(&bcs->lock);
     ci->vc = evrt__cvc_ref(bcs->vc);
+    ci->launch = bcs->launch;
     evrt__spin_unlock(&bcs->lock);
   } else {
     ci->vc = ctx_share(t);
@@ -652,12 +688,16 @@ void *evrt__check_enqueue_by(struct evrt__stream *by, struct evrt__stream *s,
 
 uint32_t evrt__check_node_site(void) { return evrt__site_capture(); }
 
-void *evrt__check_node(uint32_t site) {
+void *evrt__check_node(uint32_t site, const void *seg) {
   struct evrt__citem *ci = calloc(1, sizeof *ci);
-  if (!ci)
+  const struct evrt__citem *sci = seg;
+  if (!ci) {
     evrt__check_oom();
-  else
+  } else {
     ci->site = site;
+    if (sci)
+      ci->launch = sci->launch;
+  }
   return ci;
 }
 
@@ -696,10 +736,11 @@ static void mem_access(struct evrt__cstream *cs, struct evrt__item *it,
   a->seq = it->seq;
   a->device = cs->device;
   a->site = ci ? ci->site : 0;
-  a->lw_ev = cs->lw_ev;
-  a->lw_gen = cs->lw_gen;
-  a->lw_src = cs->lw_src;
-  a->lw_target = cs->lw_target;
+  if (ci)
+    a->launch = ci->launch;
+  evrt__spin_lock(&cs->lock);
+  a->lw = cs->lw; /* its worker's: the lock only pairs with readers */
+  evrt__spin_unlock(&cs->lock);
   evrt__shadow_access(a, vc);
   evrt__acc_unref(a);
 }
@@ -743,6 +784,11 @@ void evrt__check_item_begin(struct evrt__stream *s, struct evrt__item *it) {
     if (!ok)
       evrt__check_oom();
     cs->cur_seq = it->seq;
+    /* A graph launch: the lane items it enqueues now are its own. */
+    if (it->kind == EVRT__ITEM_GRAPH) {
+      cs->launch.site = ci ? ci->site : 0;
+      cs->launch.stream = cs->id;
+    }
     /* A record item completes its generation while it runs (an
      * interprocess one marks the shared slot, and a waiter may pass at
      * once): its capture is its clock now (it touches nothing). */
@@ -766,6 +812,10 @@ void evrt__check_item_begin(struct evrt__stream *s, struct evrt__item *it) {
       t->run_cs = cs;
       t->run_seq = it->seq;
       t->run_site = ci ? ci->site : 0;
+      if (ci)
+        t->run_launch = ci->launch;
+      else
+        memset(&t->run_launch, 0, sizeof t->run_launch);
     }
   }
 }
@@ -794,10 +844,18 @@ void evrt__check_item_end(struct evrt__stream *s, struct evrt__item *it) {
   }
   /* Stream-ordered values: a write releases the word's clock, a wait that
    * passed acquires it (as a host's evrt_value_write64 releases it). */
-  if (it->kind == EVRT__ITEM_VALUE_WRITE)
-    sync_release(cs, NULL, (const void *)it->u.val.addr);
-  else if (it->kind == EVRT__ITEM_VALUE_WAIT)
-    sync_acquire(cs, NULL, (const void *)it->u.val.addr);
+  if (it->kind == EVRT__ITEM_VALUE_WRITE) {
+    sync_release(cs, NULL, (const void *)it->u.val.addr, it->seq,
+                 ci ? ci->site : 0);
+  } else if (it->kind == EVRT__ITEM_VALUE_WAIT) {
+    /* A value wait that passed is the stream's last wait (reports). */
+    struct evrt__clw lw = {0};
+    lw.addr = (uintptr_t)it->u.val.addr;
+    lw.value = it->u.val.value;
+    lw.flags = it->u.val.flags;
+    sync_acquire(cs, NULL, (const void *)it->u.val.addr,
+                 it->failed ? NULL : &lw);
+  }
   evrt__spin_lock(&cs->lock);
   cs->wstate = CW_NONE;
   if (it->seq > cs->end_seq)

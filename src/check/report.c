@@ -118,6 +118,56 @@ static const char *acc_verb(const struct evrt__acc *a) {
   }
 }
 
+/* "stream 3" or "stream 3 \"name\"". */
+static void put_stream(FILE *f, uint64_t id) {
+  char name[64];
+  evrt__stream_name_of(id, name, sizeof name);
+  fprintf(f, "stream %" PRIu64 "%s%s%s", id, name[0] ? " \"" : "", name,
+          name[0] ? "\"" : "");
+}
+
+/* A value wait's condition, as ">=" (EVRT_VALUE_WAIT_* in its low bits). */
+static const char *cond_name(uint32_t flags) {
+  static const char *const op[] = {">=", "==", "&", "nor"};
+  return op[flags & 3u];
+}
+
+/* The last wait the access's stream passed: the edge that was meant to
+ * order it (an event generation, or a value wait and the write of its
+ * word that it passed on). */
+static void put_last_wait(FILE *f, const struct evrt__clw *w) {
+  if (w->ev) {
+    fprintf(f,
+            "    last wait passed before it: event 0x%" PRIx64
+            " generation %" PRIu64 " (recorded on stream %" PRIu64
+            " at work item #%" PRIu64 ")\n",
+            w->ev, w->gen, w->src, w->target);
+    return;
+  }
+  if (!w->addr) {
+    fprintf(f, "    no stream wait passed before it on its stream\n");
+    return;
+  }
+  fprintf(f, "    last wait passed before it: value wait on 0x%" PRIxPTR
+             " %s %" PRIu64 "%s, ",
+          w->addr, cond_name(w->flags), w->value,
+          (w->flags & EVRT_VALUE_WAIT_RESET) ? " (a notify wait, reset as it "
+                                               "passes)"
+                                             : "");
+  if (w->wstream) {
+    fprintf(f, "written by ");
+    put_stream(f, w->wstream);
+    fprintf(f, " at work item #%" PRIu64 ", enqueued at ", w->wseq);
+    evrt__site_print(f, w->wsite, "      ", 0);
+  } else if (w->wtid) {
+    fprintf(f, "written by host thread %" PRIu64 " at ", w->wtid);
+    evrt__site_print(f, w->wsite, "      ", 0);
+  } else {
+    fprintf(f, "written by nothing the checker saw (a store it does not "
+               "track orders nothing)\n");
+  }
+}
+
 static void put_where(FILE *f, const struct evrt__acc *a) {
   if (a->op == OP_HOST) {
     fprintf(f, "    on host thread %" PRIu64 "\n", a->tid);
@@ -125,26 +175,24 @@ static void put_where(FILE *f, const struct evrt__acc *a) {
     evrt__site_print(f, a->site, "      ", 2);
     return;
   }
-  char name[64];
-  evrt__stream_name_of(a->stream_id, name, sizeof name);
-  fprintf(f, "    on stream %" PRIu64 "%s%s%s (device %d), work item #%" PRIu64
-             "\n",
-          a->stream_id, name[0] ? " \"" : "", name, name[0] ? "\"" : "",
-          a->device, a->seq);
+  fprintf(f, "    on ");
+  put_stream(f, a->stream_id);
+  fprintf(f, " (device %d), work item #%" PRIu64 "\n", a->device, a->seq);
+  if (a->launch.stream) {
+    /* A replayed graph's node: which launch (two launches of graphs made
+     * from one capture differ only here). */
+    fprintf(f, "    in the graph launched on ");
+    put_stream(f, a->launch.stream);
+    fprintf(f, " by evrt_graph_launch at ");
+    evrt__site_print(f, a->launch.site, "      ", 2);
+  }
   if (a->site2) {
     fprintf(f, "    annotated at ");
     evrt__site_print(f, a->site2, "      ", 0);
   }
-  fprintf(f, "    enqueued at ");
+  fprintf(f, a->launch.stream ? "    captured at " : "    enqueued at ");
   evrt__site_print(f, a->site, "      ", 2);
-  if (a->lw_ev)
-    fprintf(f,
-            "    last wait passed before it: event 0x%" PRIx64
-            " generation %" PRIu64 " (recorded on stream %" PRIu64
-            " at work item #%" PRIu64 ")\n",
-            a->lw_ev, a->lw_gen, a->lw_src, a->lw_target);
-  else
-    fprintf(f, "    no stream wait passed before it on its stream\n");
+  put_last_wait(f, &a->lw);
 }
 
 static void put_acc(FILE *f, const char *label, const struct evrt__acc *a) {
@@ -154,6 +202,161 @@ static void put_acc(FILE *f, const char *label, const struct evrt__acc *a) {
           a->role ? a->role : "", a->role ? ")" : "", a->lo, a->hi,
           a->hi - a->lo);
   put_where(f, a);
+}
+
+/* The stream the program put an access's work on: a replayed graph's
+ * node runs on an internal lane, the program launched it on another. */
+static uint64_t user_stream(const struct evrt__acc *a) {
+  return a->launch.stream ? a->launch.stream : a->stream_id;
+}
+
+/* Both nodes of one launch: what is missing is an edge of the graph. */
+static bool same_launch(const struct evrt__acc *a, const struct evrt__acc *b) {
+  return a->launch.stream && a->launch.stream == b->launch.stream &&
+         a->launch.site == b->launch.site;
+}
+
+/* The API a finding's operations were written in: ACL when either side's
+ * call went through the ACL layer (its streams, events and frees are
+ * ACL's, from C or pyACL), else Python when either side's call (or
+ * declared access) was made from Python, else C (EVRT_CHECK_API_*). */
+static unsigned finding_api(const struct finding *x) {
+  const struct evrt__acc *s[2] = {x->now, x->then};
+  unsigned api = EVRT_CHECK_API_C;
+  for (int i = 0; i < 2; i++) {
+    if (!s[i])
+      continue;
+    unsigned a = evrt__site_api(s[i]->site);
+    unsigned b = s[i]->site2 ? evrt__site_api(s[i]->site2) : a;
+    if (a == EVRT__CHECK_API_ACL || b == EVRT__CHECK_API_ACL)
+      return EVRT__CHECK_API_ACL;
+    if (a == EVRT_CHECK_API_PYTHON || b == EVRT_CHECK_API_PYTHON)
+      api = EVRT_CHECK_API_PYTHON;
+  }
+  return api;
+}
+
+/* The fix in ACL's calls (aclrt*; pyACL's acl.rt.* have the same names
+ * without the prefix); NULL where the C words fit as they are. */
+static char *acl_fix(const struct finding *x) {
+  const struct evrt__acc *a = x->now, *b = x->then;
+  char *out = NULL;
+  int r = -1;
+  if (x->kind == FIND_RACE && a->op != OP_HOST && b->op != OP_HOST)
+    r = asprintf(&out,
+                 "fix: record an event on stream %" PRIu64
+                 " after its access (aclrtRecordEvent) and make stream %" PRIu64
+                 " wait on it (aclrtStreamWaitEvent) before its access, or "
+                 "synchronize in between (aclrtSynchronizeStream)",
+                 user_stream(b), user_stream(a));
+  else if (x->kind == FIND_HOST)
+    r = asprintf(&out,
+                 "fix: synchronize stream %" PRIu64
+                 " (aclrtSynchronizeStream, or aclrtSynchronizeEvent of an "
+                 "event recorded after its work) before the host touches this "
+                 "memory, or enqueue the host access as a host function "
+                 "(aclrtLaunchHostFunc) after a wait",
+                 user_stream(a->op == OP_HOST ? b : a));
+  else if (x->kind == FIND_UAF && x->then->kind != ACC_ALLOC)
+    r = asprintf(&out, "fix: synchronize the streams that still use the "
+                       "block (aclrtSynchronizeStream, or aclrtSynchronizeEvent "
+                       "of an event recorded after their last use) before "
+                       "freeing it (aclrtFree)");
+  return r < 0 ? NULL : out;
+}
+
+/* A stream as a Python expression in a fix: its name when the program
+ * named it with a Python identifier, else the placeholder dflt, which the
+ * line explains ("s1: stream 2") in legend. */
+static void py_stream(char *out, size_t n, uint64_t id, const char *dflt,
+                      char *legend, size_t ln) {
+  evrt__stream_name_of(id, out, n);
+  bool ident = out[0] && !(out[0] >= '0' && out[0] <= '9');
+  for (const char *c = out; *c && ident; c++)
+    ident = *c == '_' || (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+            (*c >= '0' && *c <= '9');
+  if (ident)
+    return;
+  snprintf(out, n, "%s", dflt);
+  size_t k = strlen(legend);
+  snprintf(legend + k, ln - k, "%s%s: stream %" PRIu64, k ? ", " : "", dflt,
+           id);
+}
+
+/* The fix of a race with a replayed graph's node in C words: the streams
+ * the program launched on (not the lanes), or the capture's missing edge;
+ * NULL when no side is a graph's. */
+static char *graph_fix(const struct finding *x) {
+  const struct evrt__acc *a = x->now, *b = x->then;
+  char *out = NULL;
+  int r = -1;
+  if (x->kind != FIND_RACE || a->op == OP_HOST || b->op == OP_HOST ||
+      (!a->launch.stream && !b->launch.stream))
+    return NULL;
+  if (same_launch(a, b))
+    r = asprintf(&out, "fix: the captured graph does not order these two "
+                       "nodes: while capturing, record an event on the "
+                       "first's stream after it and make the second's stream "
+                       "wait on it (evrt_stream_wait_event) before it");
+  else
+    r = asprintf(&out,
+                 "fix: record an event on stream %" PRIu64
+                 " after its work (for a graph: after its evrt_graph_launch) "
+                 "and make stream %" PRIu64
+                 " wait on it (evrt_stream_wait_event) before its work, or "
+                 "synchronize in between",
+                 user_stream(b), user_stream(a));
+  return r < 0 ? NULL : out;
+}
+
+/* A finding's fix line, in the API its program used (malloc'd). */
+static char *fix_text(const struct finding *x);
+
+/* The fix in Python's torch-style words (evrt.Stream, evrt.cuda), naming
+ * the streams; NULL where the C words fit as they are. */
+static char *py_fix(const struct finding *x) {
+  const struct evrt__acc *a = x->now, *b = x->then;
+  char s1[64], s2[64], legend[160] = "", *out = NULL;
+  int r = -1;
+  if (x->kind == FIND_RACE && a->op != OP_HOST && b->op != OP_HOST &&
+      same_launch(a, b)) {
+    r = asprintf(&out, "fix: the captured graph does not order these two "
+                       "functions: while capturing, make the second's stream "
+                       "wait for the first's between them (s2.wait_stream(s1), "
+                       "or e = s1.record_event() then s2.wait_event(e))");
+  } else if (x->kind == FIND_RACE && a->op != OP_HOST && b->op != OP_HOST) {
+    /* which access ran first is timing: either order fixes the race, the
+     * one the report names is the one that ran (b, then a) */
+    py_stream(s1, sizeof s1, user_stream(b), "s1", legend, sizeof legend);
+    py_stream(s2, sizeof s2, user_stream(a), "s2", legend, sizeof legend);
+    r = asprintf(&out,
+                 "fix: make %s wait for %s's work between the two: "
+                 "%s.wait_stream(%s), or e = %s.record_event() then "
+                 "%s.wait_event(e), or %s.synchronize() in between%s%s%s",
+                 s2, s1, s2, s1, s1, s2, s1, legend[0] ? " (" : "", legend,
+                 legend[0] ? ")" : "");
+  } else if (x->kind == FIND_HOST) {
+    const struct evrt__acc *w = a->op == OP_HOST ? b : a;
+    py_stream(s1, sizeof s1, user_stream(w), "s", legend, sizeof legend);
+    r = asprintf(&out,
+                 "fix: synchronize before the host touches this memory: "
+                 "%s.synchronize(), e.synchronize() of an event recorded on it "
+                 "after its work, or evrt.synchronize()%s%s%s; or launch the "
+                 "access as a function after a wait",
+                 s1, legend[0] ? " (" : "", legend, legend[0] ? ")" : "");
+  }
+  return r < 0 ? NULL : out;
+}
+
+static const char *fix_line(const struct finding *x);
+
+/* NULL: fix_line's words fit as they are (or no memory for others). */
+static char *fix_text(const struct finding *x) {
+  unsigned api = finding_api(x);
+  char *fix = api == EVRT_CHECK_API_PYTHON ? py_fix(x)
+              : api == EVRT__CHECK_API_ACL ? acl_fix(x)
+                                           : NULL;
+  return fix ? fix : graph_fix(x);
 }
 
 static const char *fix_line(const struct finding *x) {
@@ -204,13 +407,9 @@ static void print_pair(FILE *f, const struct finding *x) {
     fprintf(f, "  nothing orders them: no wait, synchronize or query "
                "connects the second to the first\n");
   }
-  fprintf(f, "  %s\n", fix_line(x));
-}
-
-/* A value wait's condition, as "== 1" (and ", reset as it passes"). */
-static const char *cond_name(uint32_t flags) {
-  static const char *const op[] = {">=", "==", "&", "nor"};
-  return op[flags & 3u];
+  char *fix = fix_text(x);
+  fprintf(f, "  %s\n", fix ? fix : fix_line(x));
+  free(fix);
 }
 
 static void print_value_wait(FILE *f, const struct evrt__cycle_member *m) {
@@ -313,7 +512,8 @@ static void print_big(void (*fn)(FILE *, const struct finding *),
 
 static bool same(const struct evrt__acc *a, const struct evrt__acc *b) {
   return a->site == b->site && a->site2 == b->site2 && a->op == b->op &&
-         a->kind == b->kind && a->rw == b->rw;
+         a->kind == b->kind && a->rw == b->rw &&
+         a->launch.site == b->launch.site;
 }
 
 static bool grow(void) {
@@ -447,11 +647,38 @@ static void json_acc(FILE *f, const struct evrt__acc *a) {
     json_site(f, "enqueued_at", a->site);
     if (a->site2)
       json_site(f, "annotated_at", a->site2);
-    if (a->lw_ev)
+    if (a->launch.stream) {
+      char ln[64];
+      evrt__stream_name_of(a->launch.stream, ln, sizeof ln);
+      fprintf(f, ", \"graph_launch\": {\"stream\": %" PRIu64
+                 ", \"stream_name\": ",
+              a->launch.stream);
+      json_str(f, ln);
+      json_site(f, "launched_at", a->launch.site);
+      fprintf(f, "}");
+    }
+    const struct evrt__clw *w = &a->lw;
+    if (w->ev) {
       fprintf(f, ", \"last_wait\": {\"event\": \"0x%" PRIx64
                  "\", \"generation\": %" PRIu64 ", \"stream\": %" PRIu64
                  ", \"work_item\": %" PRIu64 "}",
-              a->lw_ev, a->lw_gen, a->lw_src, a->lw_target);
+              w->ev, w->gen, w->src, w->target);
+    } else if (w->addr) {
+      fprintf(f, ", \"last_wait\": {\"value_address\": \"0x%" PRIxPTR
+                 "\", \"condition\": \"%s\", \"value\": %" PRIu64
+                 ", \"reset\": %s",
+              w->addr, cond_name(w->flags), w->value,
+              (w->flags & EVRT_VALUE_WAIT_RESET) ? "true" : "false");
+      if (w->wstream)
+        fprintf(f, ", \"written_by_stream\": %" PRIu64
+                   ", \"written_at_work_item\": %" PRIu64,
+                w->wstream, w->wseq);
+      else if (w->wtid)
+        fprintf(f, ", \"written_by_host_thread\": %" PRIu64, w->wtid);
+      if (w->wsite)
+        json_site(f, "written_at", w->wsite);
+      fprintf(f, "}");
+    }
   }
   fprintf(f, "}");
 }
@@ -508,7 +735,9 @@ static void write_json_to(FILE *unused, const struct finding *x_unused) {
       fprintf(f, "]");
     }
     fprintf(f, ", \"fix\": ");
-    json_str(f, fix_line(x));
+    char *fix = x->kind != FIND_DEADLOCK ? fix_text(x) : NULL;
+    json_str(f, fix ? fix : fix_line(x));
+    free(fix);
     fprintf(f, "}");
   }
   fprintf(f, "\n], \"total\": %" PRIu64 "}\n", evrt__check_nfindings());

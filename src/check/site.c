@@ -34,10 +34,11 @@
 #define SITE_TABLE (1u << 16)
 
 /* A stack (n frames), or a label a language binding gave (n = -1: the
- * string follows, evrt_check_site). */
+ * string follows, evrt_check_site_api; api: the API it named). */
 struct site {
   uint64_t hash;
   int n;
+  unsigned api;
   void *pc[];
 };
 static _Thread_local uint32_t tls_hint; /* evrt_check_site's, 0: none */
@@ -102,7 +103,8 @@ static uint64_t hash_pcs(void **pc, int n) {
   return h ^ (h >> 29);
 }
 
-static uint32_t intern(uint64_t h, int n, const void *data, size_t bytes) {
+static uint32_t intern(uint64_t h, int n, unsigned api, const void *data,
+                       size_t bytes) {
   for (uint32_t i = 0; i < SITE_TABLE; i++) {
     uint32_t k = (uint32_t)(h + i) & (SITE_TABLE - 1);
     /* acquire: a site published by another thread is seen whole */
@@ -113,6 +115,7 @@ static uint32_t intern(uint64_t h, int n, const void *data, size_t bytes) {
         return 0;
       ns->hash = h;
       ns->n = n;
+      ns->api = api;
       memcpy(ns->pc, data, bytes);
       struct site *exp = NULL;
       /* acq_rel: publish ours or see the winner's */
@@ -123,13 +126,14 @@ static uint32_t intern(uint64_t h, int n, const void *data, size_t bytes) {
       free(ns);
       s = exp;
     }
-    if (s->hash == h && s->n == n && memcmp(s->pc, data, bytes) == 0)
+    if (s->hash == h && s->n == n && s->api == api &&
+        memcmp(s->pc, data, bytes) == 0)
       return k + 1;
   }
   return 0; /* table full */
 }
 
-void evrt__site_hint(const char *where) {
+void evrt__site_hint(const char *where, unsigned api) {
   if (!where) {
     tls_hint = 0;
     return;
@@ -138,10 +142,10 @@ void evrt__site_hint(const char *where) {
   char buf[256];
   memcpy(buf, where, len);
   buf[len] = 0;
-  uint64_t h = 0x9e3779b97f4a7c15ull;
+  uint64_t h = 0x9e3779b97f4a7c15ull ^ api;
   for (size_t i = 0; i < len; i++)
     h = (h ^ (unsigned char)buf[i]) * 1099511628211ull;
-  tls_hint = intern(h, -1, buf, len + 1);
+  tls_hint = intern(h, -1, api, buf, len + 1);
 }
 
 uint32_t evrt__site_capture(void) {
@@ -155,7 +159,8 @@ uint32_t evrt__site_capture(void) {
   /* frame 0 is this function */
   void **v = pc + 1;
   n--;
-  return intern(hash_pcs(v, n), n, v, (size_t)n * sizeof(void *));
+  return intern(hash_pcs(v, n), n, EVRT_CHECK_API_C, v,
+                (size_t)n * sizeof(void *));
 }
 
 static struct site *site_get(uint32_t id) {
@@ -163,6 +168,8 @@ static struct site *site_get(uint32_t id) {
     return NULL;
   return atomic_load_explicit(&table[id - 1], memory_order_acquire);
 }
+
+
 
 /* ------------------------------------------------------- symbolization */
 
@@ -285,6 +292,32 @@ static int first_user(const struct site *s) {
   while (i < s->n && is_runtime(s->pc[i]))
     i++;
   return i < s->n ? i : (s->n ? s->n - 1 : 0);
+}
+
+/* The ACL layer's frame: its call came through libascendcl (or a program
+ * the layer is compiled into: then its aclrt* function's name says so). */
+static bool is_acl(void *pc) {
+  Dl_info di;
+  if (!dladdr(pc, &di))
+    return false;
+  const char *f = di.dli_fname ? strrchr(di.dli_fname, '/') : NULL;
+  f = f ? f + 1 : di.dli_fname;
+  return (f && strncmp(f, "libascendcl", 11) == 0) ||
+         (di.dli_sname && strncmp(di.dli_sname, "aclrt", 5) == 0);
+}
+
+unsigned evrt__site_api(uint32_t id) {
+  struct site *s = site_get(id);
+  if (!s)
+    return EVRT_CHECK_API_C;
+  if (s->n < 0)
+    return s->api;
+  /* the runtime's frames below the user's: did it call into ACL? */
+  int u = first_user(s);
+  for (int i = 0; i < u; i++)
+    if (is_acl(s->pc[i]))
+      return EVRT__CHECK_API_ACL;
+  return EVRT_CHECK_API_C;
 }
 
 static void put_frame(FILE *f, const struct frame *fr) {

@@ -44,7 +44,13 @@ static void *open_gate_later(void *p) {
 
 /* ------------------------------------------------------------ racy ones */
 
-/* The download on s2 does not wait for the upload on s1. */
+/* The download on s2 does not wait for the upload on s1; the fix is in
+ * ACL's calls (the program's API), not evrt's. */
+REPORT_LINES(acl_missing_wait,
+             "  fix: record an event on stream [23] after its access "
+             "(aclrtRecordEvent) and make stream [23] wait on it "
+             "(aclrtStreamWaitEvent) before its access, or synchronize in "
+             "between (aclrtSynchronizeStream)")
 SCENARIO(acl_missing_wait, "data race") {
   setup();
   OK(aclrtMemcpyAsync(dev, N, host, N, ACL_MEMCPY_HOST_TO_DEVICE, s1));
@@ -72,6 +78,11 @@ SCENARIO(acl_copy2d_missing_wait, "data race") {
 
 /* A synchronous copy (a host access) reads device memory an upload is still
  * writing: the stream was not synchronized first. */
+REPORT_LINES(acl_sync_copy_unsynchronized,
+             "  fix: synchronize stream 2 (aclrtSynchronizeStream, or "
+             "aclrtSynchronizeEvent of an event recorded after its work) "
+             "before the host touches this memory, or enqueue the host access "
+             "as a host function (aclrtLaunchHostFunc) after a wait")
 SCENARIO(acl_sync_copy_unsynchronized, "unsynchronized host access") {
   setup();
   OK(aclrtLaunchHostFunc(s1, gate_host_fn, NULL));
@@ -83,6 +94,10 @@ SCENARIO(acl_sync_copy_unsynchronized, "unsynchronized host access") {
 }
 
 /* aclrtFree while a queued copy still reads the block. */
+REPORT_LINES(acl_free_before_copy,
+             "  fix: synchronize the streams that still use the block "
+             "(aclrtSynchronizeStream, or aclrtSynchronizeEvent of an event "
+             "recorded after their last use) before freeing it (aclrtFree)")
 SCENARIO(acl_free_before_copy, "use after free") {
   setup();
   void *blk = NULL;

@@ -32,8 +32,8 @@ static evrt_event_t event(void) {
 }
 
 /* Capture on a, with b forked off it; `body` enqueues the work. */
-static evrt_graph_exec_t capture(void (*body)(evrt_stream_t a,
-                                              evrt_stream_t b)) {
+static evrt_graph_t capture_graph(void (*body)(evrt_stream_t a,
+                                               evrt_stream_t b)) {
   evrt_stream_t a = stream(), b = stream();
   evrt_event_t fork = event(), join = event();
   OK(evrt_stream_begin_capture(a, EVRT_CAPTURE_MODE_RELAXED));
@@ -44,6 +44,11 @@ static evrt_graph_exec_t capture(void (*body)(evrt_stream_t a,
   OK(evrt_stream_wait_event(a, join));
   evrt_graph_t g;
   OK(evrt_stream_end_capture(a, &g));
+  return g;
+}
+static evrt_graph_exec_t capture(void (*body)(evrt_stream_t a,
+                                              evrt_stream_t b)) {
+  evrt_graph_t g = capture_graph(body);
   evrt_graph_exec_t x;
   OK(evrt_graph_instantiate(&x, g));
   OK(evrt_graph_destroy(g));
@@ -78,6 +83,13 @@ static void hostfns_unordered(evrt_stream_t a, evrt_stream_t b) {
   OK(evrt_launch_host_func(a, hostfn_write, buf));
   OK(evrt_launch_host_func(b, hostfn_read, buf));
 }
+/* Both nodes are one launch's: the fix is the capture's missing edge. */
+REPORT_LINES(graph_hostfns_race,
+             "|    in the graph launched on stream * by evrt_graph_launch at *",
+             "  fix: the captured graph does not order these two nodes: while "
+             "capturing, record an event on the first's stream after it and "
+             "make the second's stream wait on it (evrt_stream_wait_event) "
+             "before it")
 SCENARIO(graph_hostfns_race, "data race") {
   evrt_graph_exec_t x = capture(hostfns_unordered);
   evrt_stream_t s = stream();
@@ -105,6 +117,48 @@ SCENARIO(graph_other_stream_race, "data race") {
   evrt_stream_t s = stream(), t = stream();
   OK(evrt_graph_launch(x, s));
   OK(evrt_memcpy_async(t, out1, buf, sizeof buf));
+  OK(evrt_device_synchronize(0));
+}
+
+/* Two executable graphs of one capture (each fills buf from a host
+ * function), launched on two streams with nothing ordering the launches:
+ * both sides have the same capture site and annotation, so the report
+ * tells them apart by their launches (the evrt_graph_launch call, named
+ * here with evrt_check_site, and the stream), not only by the lanes. */
+static void hostfn_writes(evrt_stream_t a, evrt_stream_t b) {
+  OK(evrt_check_site("fill (step.c:5)"));
+  OK(evrt_launch_host_func(b, hostfn_write, buf));
+  OK(evrt_check_site(NULL));
+  (void)a;
+}
+REPORT_LINES(graph_two_launches_race,
+             "evrt-check: data race on [0x*, 0x*) (64 bytes)",
+             "|  access: write by host function of [0x*, 0x*) (64 bytes)",
+             "|  earlier access: write by host function of [0x*, 0x*) (64 "
+             "bytes)",
+             "|    in the graph launched on stream * \"left\" by "
+             "evrt_graph_launch at first launch (step.c:10)",
+             "|    in the graph launched on stream * \"right\" by "
+             "evrt_graph_launch at second launch (step.c:11)",
+             "|    captured at fill (step.c:5)",
+             "  fix: record an event on stream [67] after its work (for a "
+             "graph: after its evrt_graph_launch) and make stream [67] wait on "
+             "it (evrt_stream_wait_event) before its work, or synchronize in "
+             "between")
+SCENARIO(graph_two_launches_race, "data race") {
+  evrt_graph_t g = capture_graph(hostfn_writes);
+  evrt_graph_exec_t x1, x2;
+  OK(evrt_graph_instantiate(&x1, g));
+  OK(evrt_graph_instantiate(&x2, g));
+  OK(evrt_graph_destroy(g));
+  evrt_stream_t left = stream(), right = stream();
+  OK(evrt_stream_set_name(left, "left"));
+  OK(evrt_stream_set_name(right, "right"));
+  OK(evrt_check_site("first launch (step.c:10)"));
+  OK(evrt_graph_launch(x1, left));
+  OK(evrt_check_site("second launch (step.c:11)"));
+  OK(evrt_graph_launch(x2, right));
+  OK(evrt_check_site(NULL));
   OK(evrt_device_synchronize(0));
 }
 

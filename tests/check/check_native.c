@@ -79,6 +79,29 @@ SCENARIO(names_not_utf8, "data race") {
   OK(evrt_device_synchronize(0));
 }
 
+/* A binding's calls labeled as Python (evrt_check_site_api): the fix is in
+ * Python's words, with the streams by their names (Python identifiers).
+ * An API value that is not one leaves the label as it was. */
+REPORT_LINES(python_api_fix,
+             "|    on stream * \"s_fill\" (device 0), work item #1",
+             "|    on stream * \"s_copy\" (device 0), work item #1",
+             "|    enqueued at step (train.py:3)",
+             "  fix: make s_* wait for s_*'s work between the two: "
+             "s_*.wait_stream(s_*), or e = s_*.record_event() then "
+             "s_*.wait_event(e), or s_*.synchronize() in between")
+SCENARIO(python_api_fix, "data race") {
+  evrt_stream_t a = stream(), b = stream();
+  OK(evrt_stream_set_name(a, "s_fill"));
+  OK(evrt_stream_set_name(b, "s_copy"));
+  OK(evrt_check_site_api("step (train.py:3)", EVRT_CHECK_API_PYTHON));
+  EXPECT(evrt_check_site_api("step (other.py:9)", 2) ==
+         EVRT_ERROR_INVALID_VALUE);
+  OK(evrt_memset_async(a, buf, 1, sizeof buf));
+  OK(evrt_memcpy_async(b, out1, buf, sizeof buf));
+  OK(evrt_check_site(NULL));
+  OK(evrt_device_synchronize(0));
+}
+
 /* The record is placed before the write it should cover. */
 SCENARIO(record_before_write, "data race") {
   evrt_stream_t a = stream(), b = stream();
@@ -308,6 +331,12 @@ SCENARIO(ipc_wait_before_record, "data race") {
 /* A value wait whose write is not the one that orders the buffer: the
  * writer stream writes the flag before it fills the buffer. */
 static uint64_t flag_word;
+/* The report names the value wait that passed as the edge that was meant
+ * to order the copy, with the write it passed on. */
+REPORT_LINES(value_written_before_the_data,
+             "|  *: read by evrt_memcpy_async (source) of *",
+             "|    last wait passed before it: value wait on 0x* >= 1, "
+             "written by stream 2 at work item #1, enqueued at *")
 SCENARIO(value_written_before_the_data, "data race") {
   evrt_stream_t a = stream(), b = stream();
   flag_word = 0;

@@ -10,7 +10,12 @@
  *  - correct: exit status 0 and no "evrt-check:" line at all;
  *  - and every report whole: from its "evrt-check: KIND" line to its
  *    "  fix:" line, each line is the report's own (indented), whatever
- *    else the program writes to stderr meanwhile.
+ *    else the program writes to stderr meanwhile;
+ *  - a scenario with REPORT_LINES: each pattern (fnmatch: `*` for the
+ *    addresses) matches a whole line of its stderr, in the given order
+ *    (what a report says, line by line); a pattern that starts with '|'
+ *    may match any line (for the two sides of a race, whose order in the
+ *    report is the order they ran in).
  * A scenario that finds its own behaviour wrong (a call that should fail
  * did not) exits with status 3.  `PROG` alone runs every scenario.
  */
@@ -20,6 +25,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <fnmatch.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -37,6 +43,20 @@ struct scenario {
 };
 static struct scenario scenarios_[128];
 static int nscenarios_;
+
+/* The lines a scenario's report must have (REPORT_LINES). */
+struct report_lines {
+  const char *name;
+  const char *const *lines;
+};
+static struct report_lines report_lines_[32];
+static int nreport_lines_;
+#define REPORT_LINES(sname, ...)                                               \
+  static const char *const lines_##sname[] = {__VA_ARGS__, NULL};              \
+  __attribute__((constructor)) static void reg_lines_##sname(void) {           \
+    report_lines_[nreport_lines_++] =                                          \
+        (struct report_lines){#sname, lines_##sname};                          \
+  }
 
 #define SCENARIO(sname, kind)                                                  \
   static void scn_##sname(void);                                               \
@@ -125,6 +145,37 @@ static bool report_whole_(const char *line) {
   return false;
 }
 
+/* The first pattern of the scenario's REPORT_LINES that no line of err
+ * matches in order, or NULL. */
+static const char *missing_line_(const char *name, const char *err) {
+  const char *const *want = NULL;
+  for (int i = 0; i < nreport_lines_; i++)
+    if (strcmp(report_lines_[i].name, name) == 0)
+      want = report_lines_[i].lines;
+  if (!want)
+    return NULL;
+  const char *l = err;
+  for (; *want; want++) {
+    bool hit = false, any = **want == '|';
+    const char *from = l;
+    if (any)
+      l = err;
+    while (!hit && l && *l) {
+      const char *nl = strchr(l, '\n');
+      size_t n = nl ? (size_t)(nl - l) : strlen(l);
+      char line[4096];
+      snprintf(line, sizeof line, "%.*s", (int)n, l);
+      hit = fnmatch(*want + any, line, 0) == 0;
+      l = nl ? nl + 1 : NULL;
+    }
+    if (!hit)
+      return *want;
+    if (any)
+      l = from;
+  }
+  return NULL;
+}
+
 /* Check one scenario in a child; 0 if it behaved. */
 static int expect_one(const char *self, const struct scenario *sc) {
   static char err[1 << 20];
@@ -146,6 +197,11 @@ static int expect_one(const char *self, const struct scenario *sc) {
   }
   bool ok = sc->expect ? code == 66 && findings > 0 && wrong == 0 && !split
                        : code == 0 && findings == 0 && !strstr(err, "evrt-check:");
+  const char *miss = missing_line_(sc->name, err);
+  if (miss) {
+    ok = false;
+    printf("     %s: no line (in order) matches \"%s\"\n", sc->name, miss);
+  }
   printf("%s %s: %s, exit status %d, %d finding%s%s%s\n", ok ? "ok  " : "FAIL",
          sc->name, sc->expect ? sc->expect : "clean", code, findings,
          findings == 1 ? "" : "s", wrong ? " (some of another kind)" : "",

@@ -754,3 +754,48 @@ SCENARIO(acl_pool_reuse_races_old_copy, "use after free") {
   OK(aclrtSynchronizeStream(s1));
   OK(aclrtMemPoolDestroy(pool));
 }
+
+/* A block whose free task has run is handed to another stream (CANN's
+ * reuse across streams): its old life's work all ran before that task, so
+ * the new life on s2 is clean.  The host learns that the free ran only
+ * from the pool's statistics, which order nothing for the checker: the
+ * new life starts at the malloc call. */
+SCENARIO(acl_pool_reuse_by_other_stream_after_free_ran, CLEAN) {
+  setup();
+  aclrtMemPool pool = pool_new();
+  uint64_t keep = (uint64_t)1 << 30, used = 1;
+  OK(aclrtMemPoolSetAttr(pool, ACL_RT_MEM_POOL_ATTR_RELEASE_THRESHOLD, &keep));
+  void *p = NULL, *q = NULL;
+  OK(aclrtMemPoolMallocAsync(&p, N, pool, s1));
+  OK(aclrtMemsetAsync(p, N, 4, N, s1));
+  OK(aclrtMemPoolFreeAsync(p, s1));
+  for (int i = 0; i < 10000 && used; i++) {
+    OK(aclrtMemPoolGetAttr(pool, ACL_RT_MEM_POOL_ATTR_USED_MEM_CURRENT, &used));
+    if (used)
+      sleep_ms_(1);
+  }
+  EXPECT(used == 0);
+  OK(aclrtMemPoolMallocAsync(&q, N, pool, s2));
+  EXPECT(q == p);
+  OK(aclrtMemsetAsync(q, N, 6, N, s2));
+  OK(aclrtMemcpyAsync(host2, N, q, N, ACL_MEMCPY_DEVICE_TO_HOST, s2));
+  OK(aclrtSynchronizeStream(s2));
+  EXPECT(((unsigned char *)host2)[3] == 6);
+  OK(aclrtMemPoolFreeAsync(q, s2));
+  OK(aclrtSynchronizeDevice());
+  OK(aclrtMemPoolDestroy(pool));
+}
+
+/* aclrtFreePhysical of a mapped allocation does not end the mapping (CANN
+ * frees it at the unmap): work on the mapping after it, then the unmap
+ * after a synchronize, is clean. */
+SCENARIO(acl_free_physical_keeps_the_mapping, CLEAN) {
+  vmm_setup();
+  OK(aclrtFreePhysical(vh));
+  OK(aclrtMemsetAsync(va, MB2, 7, MB2, s1));
+  OK(aclrtMemcpyAsync(host2, N, va, N, ACL_MEMCPY_DEVICE_TO_HOST, s1));
+  OK(aclrtSynchronizeStream(s1));
+  EXPECT(((unsigned char *)host2)[4] == 7);
+  OK(aclrtUnmapMem(va));
+  OK(aclrtReleaseMemAddress(va));
+}

@@ -42,9 +42,13 @@
  *
  * Physical handles are pointers to struct phys, validated against the list
  * of live ones.  Lock order: vmm_lock -> the block registry's lock
- * (acl__mem_track/untrack).  vmm_lock is a mutex, held across mmap,
- * mprotect and open: no spin lock is involved.  evrt calls (the deferred
- * launch) are made without it.
+ * (acl__mem_track/untrack); vmm_lock -> grave_lock (a leaf); vmm_lock ->
+ * the checker's shadow and report locks (EVRT_CHECK: a map's
+ * evrt_check_alloc and an unmap's evrt_check_free, which has no release
+ * function and so calls back into nothing).  vmm_lock is a mutex, held
+ * across mmap, mprotect and open: no spin lock is involved.  Other evrt
+ * calls (the deferred launch, the release of a reservation through the
+ * checker's quarantine) are made without it.
  */
 #include "acl_internal.h"
 

@@ -18,8 +18,19 @@
  * Keys: 32 bytes, hex: version, exporter pid, descriptor, nonce, exported
  * page offset and length, FNV-1a of the rest.
  *
+ * EVRT_CHECK (docs/check.md, "What is tracked"): an allocation and an
+ * import are blocks whose life starts at the call (evrt_check_alloc); a
+ * free and the close of an import end it at the call, in the order of no
+ * stream (evrt_check_free), so that queued work still using the memory is
+ * a use after free.  Their pages are unmapped when the checker's quarantine
+ * lets the range go (release_seg; at once with the checker off), so that
+ * such work is reported instead of faulting, and the addresses are not
+ * reused while the checker still holds their shadow.
+ *
  * Locks: reg_lock (a mutex: system calls happen under it; no other runtime
- * lock is taken with it).
+ * lock is taken with it but the checker's shadow lock, a leaf, inside
+ * evrt_check_alloc).  evrt_check_free is called without it: it may call
+ * release_seg, which takes it.
  */
 #include "internal.h"
 
@@ -67,7 +78,39 @@ struct seg {
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct seg *segs;
+static struct seg *dying; /* freed or closed, waiting for release_seg */
 static bool nofile_raised;
+
+/* The checker lets the freed range at base go (or it is off): unmap the
+ * segment starting there.  Takes reg_lock. */
+static void release_seg(void *base) {
+  pthread_mutex_lock(&reg_lock);
+  struct seg **pp = &dying, *g = NULL;
+  for (; *pp; pp = &(*pp)->next)
+    if ((*pp)->base == (char *)base) {
+      g = *pp;
+      *pp = g->next;
+      break;
+    }
+  if (g) {
+    munmap(g->base, g->map_len);
+    if (g->fd >= 0)
+      close(g->fd);
+  }
+  pthread_mutex_unlock(&reg_lock);
+  evrt__free(g);
+}
+
+/* g is off segs (reg_lock held, released here): the end of its life for
+ * the checker at this call, its pages released after (release_seg). */
+static void retire_unlock(struct seg *g, size_t bytes) {
+  g->next = dying;
+  dying = g;
+  char *base = g->base;
+  pthread_mutex_unlock(&reg_lock);
+  if (evrt_check_free(base, bytes, release_seg) != EVRT_SUCCESS)
+    release_seg(base);
+}
 
 static size_t page_size(void) {
   static size_t ps;
@@ -225,6 +268,7 @@ evrt_status_t evrt_ipc_mem_alloc(size_t bytes, void **ptr) {
   g->next = segs;
   segs = g;
   pthread_mutex_unlock(&reg_lock);
+  evrt_check_alloc(base, data_len); /* EVRT_CHECK: a new block */
   *ptr = base;
   return EVRT_SUCCESS;
 }
@@ -262,10 +306,7 @@ evrt_status_t evrt_ipc_mem_free(void *ptr) {
   unlink_locked(g);
   /* new imports fail from now on; existing ones keep their pages */
   atomic_store_explicit(&g->hdr->state, ST_CLOSED, memory_order_release);
-  munmap(g->base, g->map_len);
-  close(g->fd);
-  pthread_mutex_unlock(&reg_lock);
-  evrt__free(g);
+  retire_unlock(g, g->data_len);
   return EVRT_SUCCESS;
 }
 
@@ -486,6 +527,10 @@ evrt_status_t evrt_ipc_mem_import(const char *key, unsigned flags, void **ptr,
   *ptr = p;
   if (bytes)
     *bytes = k.len;
+  /* EVRT_CHECK: the import is a block of this process, new from here (the
+   * exporter's accesses are another process's: not seen).  Under reg_lock,
+   * so that a close racing it cannot end the life before it starts. */
+  evrt_check_alloc(p, len);
 out:
   pthread_mutex_unlock(&reg_lock);
   if (h != MAP_FAILED)
@@ -507,9 +552,7 @@ evrt_status_t evrt_ipc_mem_close(const char *key) {
   struct seg *g = by_key_locked(key, true);
   if (g) {
     unlink_locked(g);
-    munmap(g->base, g->map_len);
-    pthread_mutex_unlock(&reg_lock);
-    evrt__free(g);
+    retire_unlock(g, g->map_len);
     return EVRT_SUCCESS;
   }
   g = by_key_locked(key, false);

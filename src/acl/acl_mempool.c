@@ -21,9 +21,26 @@
  * memory above the pool's release threshold (CANN releases it at the next
  * stream synchronize: here it is released when the free executes).
  *
+ * EVRT_CHECK (docs/check.md, "What is tracked"): a block's life starts
+ * where the malloc puts it in its stream's order and ends at the free task,
+ * in its stream's order.  A new block, or a FREE one (its free has run),
+ * starts its life at the MallocAsync call (evrt_check_alloc: the work the
+ * program enqueues after it follows it).  The free task frees the block
+ * (evrt_check_free from the task: work of other streams not ordered before
+ * the task is a use after free).  A PENDING block handed again on its
+ * freeing stream starts its new life in that same free task, right after
+ * the free (the new life's work comes after the task on that stream), so
+ * that the old life's work still queued before the free is not taken for
+ * the new life's.  The checker's calls on a block are made under pool_lock,
+ * so that it sees a block's lives in the order the pool made them.  A
+ * released block's memory goes back to the heap through the checker's
+ * quarantine (pool_flush), as aclrtFree's does.
+ *
  * Lock: pool_lock (a mutex) guards every pool and block; it is taken by the
  * free tasks on worker threads for a short, non-blocking section.  Lock
- * order: pool_lock -> the block registry's lock.
+ * order: pool_lock -> the block registry's lock; pool_lock -> the checker's
+ * shadow and report locks (evrt_check_alloc, and evrt_check_free without a
+ * release function: neither calls back into the layer).
  */
 #include "acl_internal.h"
 
@@ -66,6 +83,14 @@ static bool pool_live_locked(const struct pool *p) {
   return false;
 }
 
+/* Released blocks whose memory is to go back to the heap (pool_lock). */
+struct gone {
+  void *p;
+  size_t size;
+  struct gone *next;
+};
+static struct gone *gone_list;
+
 static void block_release_locked(struct pool *pl, struct pblock *b) {
   for (struct pblock **pp = &pl->blocks; *pp; pp = &(*pp)->next)
     if (*pp == b) {
@@ -74,9 +99,36 @@ static void block_release_locked(struct pool *pl, struct pblock *b) {
     }
   acl__map_del(&by_ptr, (uint64_t)(uintptr_t)b->p);
   acl__mem_untrack(b->p, ACL__MEM_POOL, NULL);
-  free(b->p);
+  struct gone *g = malloc(sizeof *g);
+  if (g) {
+    *g = (struct gone){b->p, b->size, gone_list};
+    gone_list = g;
+  } else {
+    free(b->p); /* (its shadow stays: stale) */
+  }
   pl->reserved -= b->size;
   free(b);
+}
+
+/* After pool_lock is released: the released blocks' memory goes back to
+ * the heap once EVRT_CHECK's quarantine lets it go (at once with the
+ * checker off), so that work still queued on a block is reported instead
+ * of touching reused memory, and the heap does not reuse the addresses
+ * while the checker holds their freed shadow.  Called without pool_lock:
+ * the quarantine may release other blocks, whose release functions take
+ * the layer's other locks. */
+static void pool_flush(void) {
+  pthread_mutex_lock(&pool_lock);
+  struct gone *g = gone_list;
+  gone_list = NULL;
+  pthread_mutex_unlock(&pool_lock);
+  while (g) {
+    struct gone *next = g->next;
+    if (evrt_check_free(g->p, g->size, free) != EVRT_SUCCESS)
+      free(g->p);
+    free(g);
+    g = next;
+  }
 }
 
 /* Release free blocks until at most `keep` bytes stay reserved. */
@@ -153,6 +205,7 @@ aclError aclrtMemPoolDestroy(const aclrtMemPool memPool) {
     maybe_drop_pool_locked(pl);
   }
   pthread_mutex_unlock(&pool_lock);
+  pool_flush();
   if (!ok)
     return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
                      "%p is not a live memory pool", memPool);
@@ -299,8 +352,12 @@ aclError aclrtMemPoolMallocAsync(void **ptr, size_t size, aclrtMemPool memPool,
       best = b;
   if (best) {
     /* a pending block still counts as used: its free has not run */
-    if (best->state == BLK_FREE)
+    if (best->state == BLK_FREE) {
       note_use_locked(pl, best->size);
+      /* EVRT_CHECK: its free has run: a new life from this call (a
+       * PENDING one starts it in its free task: top of file) */
+      evrt_check_alloc(best->p, best->size);
+    }
     best->state = BLK_USED;
     best->gen++;
     best->stream = sid;
@@ -332,6 +389,7 @@ aclError aclrtMemPoolMallocAsync(void **ptr, size_t size, aclrtMemPool memPool,
   if (pl->reserved > pl->reserved_high)
     pl->reserved_high = pl->reserved;
   note_use_locked(pl, real);
+  evrt_check_alloc(p, real); /* EVRT_CHECK: a new block */
   pthread_mutex_unlock(&pool_lock);
   *ptr = p;
   return ACL_SUCCESS;
@@ -351,6 +409,15 @@ static void run_free(void *arg) {
   /* the block may have been handed again to the freeing stream (gen moved)
    * or released with its pool meanwhile: then it is no longer ours */
   bool live = acl__map_get(&by_ptr, (uint64_t)(uintptr_t)b->p) == b;
+  if (live) {
+    /* EVRT_CHECK: the life ends here in this stream's order (this task's
+     * access); handed again on this stream since (gen moved), the new
+     * life starts right after (top of file).  Before trim_locked, which
+     * may release the block. */
+    evrt_check_free(b->p, b->size, NULL);
+    if (b->gen != t->gen)
+      evrt_check_alloc(b->p, b->size);
+  }
   if (live && b->state == BLK_PENDING && b->gen == t->gen) {
     struct pool *pl = b->pool;
     b->state = BLK_FREE;
@@ -359,6 +426,7 @@ static void run_free(void *arg) {
     maybe_drop_pool_locked(pl);
   }
   pthread_mutex_unlock(&pool_lock);
+  pool_flush();
   free(t);
 }
 
@@ -409,6 +477,7 @@ aclError aclrtMemPoolTrimTo(aclrtMemPool memPool, size_t minBytesToKeep) {
   if (ok)
     trim_locked(pl, minBytesToKeep);
   pthread_mutex_unlock(&pool_lock);
+  pool_flush();
   if (!ok)
     return acl__fail(ACL_ERROR_RT_PARAM_INVALID, fn,
                      "%p is not a live memory pool", memPool);

@@ -42,9 +42,13 @@
  *
  * Physical handles are pointers to struct phys, validated against the list
  * of live ones.  Lock order: vmm_lock -> the block registry's lock
- * (acl__mem_track/untrack).  vmm_lock is a mutex, held across mmap,
- * mprotect and open: no spin lock is involved.  evrt calls (the deferred
- * launch) are made without it.
+ * (acl__mem_track/untrack); vmm_lock -> grave_lock (a leaf); vmm_lock ->
+ * the checker's shadow and report locks (EVRT_CHECK: a map's
+ * evrt_check_alloc and an unmap's evrt_check_free, which has no release
+ * function and so calls back into nothing).  vmm_lock is a mutex, held
+ * across mmap, mprotect and open: no spin lock is involved.  Other evrt
+ * calls (the deferred launch, the release of a reservation through the
+ * checker's quarantine) are made without it.
  */
 #include "acl_internal.h"
 
@@ -205,10 +209,75 @@ bool acl__vmm_mapped(const void *p, size_t n, bool write, void **pin) {
   return ok;
 }
 
-/* A released reservation goes once nothing of it is pending (vmm_lock). */
+/* Released reservations on their way out (EVRT_CHECK).  The checker's
+ * shadow of a reservation holds its mappings' lives (freed by their
+ * unmaps): the addresses may only go back to the kernel, which may hand
+ * them to memory the checker does not track, once the checker has
+ * forgotten that shadow.  So a reservation that goes is given to
+ * evrt_check_free with grave_munmap as its release: the checker forgets
+ * the range and then munmaps it when it leaves the quarantine (at once with
+ * the checker off).  grave_lock is a leaf (taken under vmm_lock, and alone
+ * by grave_munmap); evrt_check_free is called with neither held
+ * (grave_flush), since it may release other blocks leaving the
+ * quarantine, whose release functions take the layer's other locks. */
+struct grave {
+  uintptr_t start;
+  size_t size;
+  struct grave *next;
+};
+static ACL__MUTEX(grave_lock)
+static struct grave *graves_due;  /* to give to the checker */
+static struct grave *graves_held; /* in its quarantine */
+
+static void grave_munmap(void *p) {
+  pthread_mutex_lock(&grave_lock);
+  struct grave **pp = &graves_held, *g = NULL;
+  for (; *pp; pp = &(*pp)->next)
+    if ((*pp)->start == (uintptr_t)p) {
+      g = *pp;
+      *pp = g->next;
+      break;
+    }
+  pthread_mutex_unlock(&grave_lock);
+  if (g) {
+    munmap((void *)g->start, g->size);
+    free(g);
+  }
+}
+
+/* After vmm_lock is released: the reservations that went under it. */
+static void grave_flush(void) {
+  pthread_mutex_lock(&grave_lock);
+  struct grave *g = graves_due;
+  graves_due = NULL;
+  pthread_mutex_unlock(&grave_lock);
+  while (g) {
+    struct grave *next = g->next;
+    pthread_mutex_lock(&grave_lock);
+    g->next = graves_held;
+    graves_held = g;
+    pthread_mutex_unlock(&grave_lock);
+    if (evrt_check_free((void *)g->start, g->size, grave_munmap) !=
+        EVRT_SUCCESS)
+      grave_munmap((void *)g->start);
+    g = next;
+  }
+}
+
+/* A released reservation goes once nothing of it is pending (vmm_lock;
+ * the caller calls grave_flush after releasing it). */
 static void reserve_idle_locked(struct reserve *r) {
   if (r->released && !r->unmaps && !r->users) {
-    munmap((void *)r->start, r->size);
+    struct grave *g = malloc(sizeof *g);
+    if (g) {
+      *g = (struct grave){r->start, r->size, NULL};
+      pthread_mutex_lock(&grave_lock);
+      g->next = graves_due;
+      graves_due = g;
+      pthread_mutex_unlock(&grave_lock);
+    } else {
+      munmap((void *)r->start, r->size); /* (its shadow stays: stale) */
+    }
     free(r);
   }
 }
@@ -317,6 +386,7 @@ static void unmap_passed(void *arg) {
     reserve_idle_locked(r);
   }
   pthread_mutex_unlock(&vmm_lock);
+  grave_flush();
 }
 
 /* Queue unmaps (linked by launch_next) behind the work enqueued so far; no
@@ -354,6 +424,7 @@ void acl__vmm_unpin(void *pin) {
     reserve_idle_locked(r);
   }
   pthread_mutex_unlock(&vmm_lock);
+  grave_flush();
   unmap_queue(queue); /* the QUEUED ones stay until unmap_passed runs */
 }
 
@@ -650,6 +721,7 @@ aclError aclrtReleaseMemAddress(void *virPtr) {
   }
   bool mapped = r && err;
   pthread_mutex_unlock(&vmm_lock);
+  grave_flush();
   if (err)
     return acl__fail(err, fn, "%p %s", virPtr,
                      mapped ? "still has mappings: aclrtUnmapMem first"
@@ -750,6 +822,11 @@ static aclError map(const char *fn, void *virPtr, size_t size, size_t offset,
                             prot, ++mapping_gen, r->maps};
       r->maps = m;
       p->maps++;
+      /* EVRT_CHECK: the mapping is a block of its range, its life
+       * starting here (a remap starts a new one).  Under vmm_lock, so that
+       * the checker sees the lives of a range in the order of the maps
+       * and unmaps that made them. */
+      evrt_check_alloc(virPtr, len);
       if (later) {
         *low = (struct unmap){r, m->va, len, NULL, m->gen,
                               r->users ? UNMAP_HELD : UNMAP_QUEUED,
@@ -807,6 +884,14 @@ aclError aclrtUnmapMem(void *virPtr) {
   struct mapping *m = mapping_at_locked((uintptr_t)virPtr, &r, &link);
   if (m) {
     *link = m->next; /* unmapped for the program: checks fail from now */
+    /* EVRT_CHECK: the end of the mapping's life, at this call, in the
+     * order of no stream: work enqueued before it and not ordered before
+     * it (a kernel still writing the range) is a use after free, whether
+     * it ran before the call or runs on the pages kept for it (top of
+     * file).  No release: the pages are the reservation's, and its shadow
+     * is forgotten when the reservation goes (grave_flush).  Under
+     * vmm_lock, as the map's allocation. */
+    evrt_check_free(virPtr, m->size, NULL);
     if (!u)
       u = calloc(1, sizeof *u); /* malloc may work again */
     if (u) {

@@ -2,11 +2,13 @@
  * check_acl.c - racy and correct programs written against the ACL layer
  * (acl/acl.h only) under EVRT_CHECK: device memory from aclrtMalloc, copies
  * and fills (asynchronous ones are stream work, synchronous ones host
- * accesses), frees, legacy events.  scenario.h says how they are judged.
+ * accesses), frees, legacy events; virtual memory mappings, imported IPC
+ * memory and memory pools as blocks.  scenario.h says how they are judged.
  */
 #include "scenario.h"
 
 #include <acl/acl.h>
+#include <acl/acl_rt_memory_soma.h>
 #include <pthread.h>
 
 #define OK(call)                                                               \
@@ -496,4 +498,319 @@ SCENARIO(acl_wait_before_reset_binds_earlier_record, "data race") {
   OK(aclrtRecordEvent(l, s1));
   gate_open();
   OK(aclrtSynchronizeDevice());
+}
+
+/* ------------------------------------------------- virtual memory */
+
+#define MB2 ((size_t)2 << 20)
+static void *va;
+static aclrtDrvMemHandle vh;
+
+/* A reserved range with 2 MiB of physical memory mapped at its start. */
+static void vmm_setup(void) {
+  setup();
+  aclrtPhysicalMemProp p;
+  memset(&p, 0, sizeof p);
+  p.handleType = ACL_MEM_HANDLE_TYPE_NONE;
+  p.allocationType = ACL_MEM_ALLOCATION_TYPE_PINNED;
+  p.memAttr = ACL_HBM_MEM_NORMAL;
+  p.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
+  p.location.id = 0;
+  OK(aclrtReserveMemAddress(&va, MB2, 0, NULL, 0));
+  OK(aclrtMallocPhysical(&vh, MB2, &p, 0));
+  OK(aclrtMapMem(va, MB2, 0, vh, 0));
+}
+
+/* CANN's memory/7 and 8: the range is unmapped (and its physical memory
+ * freed) while a kernel queued on it still writes: a use after free of the
+ * mapping.  Was clean: mappings were not blocks. */
+SCENARIO(acl_unmap_while_kernel_writes, "use after free") {
+  vmm_setup();
+  OK(aclrtLaunchHostFunc(s1, gate_host_fn, NULL));
+  OK(aclrtMemsetAsync(va, MB2, 7, MB2, s1));
+  OK(aclrtUnmapMem(va));
+  OK(aclrtFreePhysical(vh));
+  gate_open();
+  OK(aclrtSynchronizeStream(s1));
+  OK(aclrtReleaseMemAddress(va));
+}
+
+/* The same, with the kernel done before the unmap (the stream was
+ * synchronized): clean. */
+SCENARIO(acl_unmap_after_synchronize, CLEAN) {
+  vmm_setup();
+  OK(aclrtLaunchHostFunc(s1, gate_host_fn, NULL));
+  OK(aclrtMemsetAsync(va, MB2, 7, MB2, s1));
+  gate_open();
+  OK(aclrtSynchronizeStream(s1));
+  OK(aclrtUnmapMem(va));
+  OK(aclrtFreePhysical(vh));
+  OK(aclrtReleaseMemAddress(va));
+}
+
+/* A remap is a new life: work on the new mapping, enqueued after the map,
+ * is not taken for the old one's (whose last write no synchronize after
+ * it covered: the host learned of it only through the kernel that wrote
+ * it, on another stream than the new work). */
+SCENARIO(acl_remap_starts_a_new_life, CLEAN) {
+  vmm_setup();
+  OK(aclrtMemsetAsync(va, MB2, 7, MB2, s1));
+  OK(aclrtSynchronizeStream(s1));
+  OK(aclrtUnmapMem(va));
+  OK(aclrtMapMem(va, MB2, 0, vh, 0));
+  OK(aclrtMemsetAsync(va, MB2, 8, MB2, s2));
+  OK(aclrtMemcpyAsync(host2, N, va, N, ACL_MEMCPY_DEVICE_TO_HOST, s2));
+  OK(aclrtSynchronizeStream(s2));
+  EXPECT(((unsigned char *)host2)[5] == 8);
+  OK(aclrtUnmapMem(va));
+  OK(aclrtFreePhysical(vh));
+  OK(aclrtReleaseMemAddress(va));
+}
+
+/* A kernel of the old mapping still queued when the range is mapped again
+ * writes the new mapping's bytes: a use after free (of the old life, and
+ * not ordered after the new one's start). */
+SCENARIO(acl_old_kernel_after_remap, "use after free") {
+  vmm_setup();
+  OK(aclrtLaunchHostFunc(s1, gate_host_fn, NULL));
+  OK(aclrtMemsetAsync(va, MB2, 7, MB2, s1));
+  OK(aclrtUnmapMem(va));
+  OK(aclrtMapMem(va, MB2, 0, vh, 0));
+  gate_open();
+  OK(aclrtSynchronizeStream(s1));
+  OK(aclrtUnmapMem(va));
+  OK(aclrtFreePhysical(vh));
+  OK(aclrtReleaseMemAddress(va));
+}
+
+/* ------------------------------------------- imported IPC memory */
+
+/* An exporter in another process (forked before this one starts evrt): it
+ * allocates a page-aligned block, exports it without the pid check,
+ * writes the key to kfd and waits for a byte on wfd.  CANN's memory/10 and
+ * 11 import in a second process too: an import in the exporting process is
+ * refused (507022). */
+static pid_t exporter;
+static int exporter_wake;
+static char ipc_key[65];
+
+static void start_exporter(void) {
+  int kp[2], wp[2];
+  EXPECT(pipe(kp) == 0 && pipe(wp) == 0);
+  fflush(NULL);
+  exporter = fork();
+  EXPECT(exporter >= 0);
+  if (exporter == 0) {
+    close(kp[0]);
+    close(wp[1]);
+    void *m = NULL;
+    char k[65] = {0};
+    if (aclInit(NULL) || aclrtSetDevice(0) ||
+        aclrtMalloc(&m, 2 * N, ACL_MEM_MALLOC_HUGE_FIRST) ||
+        aclrtMemset(m, 2 * N, 3, 2 * N) ||
+        aclrtIpcMemGetExportKey(m, 2 * N, k, sizeof k,
+                                ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION))
+      _exit(9);
+    if (write(kp[1], k, sizeof k) != (ssize_t)sizeof k)
+      _exit(9);
+    char c;
+    (void)read(wp[0], &c, 1);
+    _exit(0); /* (no exit report: its checker saw nothing of ours) */
+  }
+  close(kp[1]);
+  close(wp[0]);
+  exporter_wake = wp[1];
+  size_t got = 0;
+  while (got < sizeof ipc_key) {
+    ssize_t r = read(kp[0], ipc_key + got, sizeof ipc_key - got);
+    EXPECT(r > 0);
+    got += (size_t)r;
+  }
+  close(kp[0]);
+}
+
+static void stop_exporter(void) {
+  EXPECT(write(exporter_wake, "x", 1) == 1);
+  int st = 0;
+  EXPECT(waitpid(exporter, &st, 0) == exporter);
+  EXPECT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+/* memory/10 and 11: the importer closes the memory while a copy queued on
+ * it still reads it: a use after free of the import.  Was clean: the close
+ * was deferred behind the queued work and the import was no block. */
+SCENARIO(acl_ipc_close_while_copy_reads, "use after free") {
+  start_exporter();
+  setup();
+  void *imp = NULL;
+  OK(aclrtIpcMemImportByKey(&imp, ipc_key, ACL_RT_IPC_MEM_IMPORT_FLAG_DEFAULT));
+  OK(aclrtLaunchHostFunc(s1, gate_host_fn, NULL));
+  OK(aclrtMemcpyAsync(host2, N, imp, N, ACL_MEMCPY_DEVICE_TO_HOST, s1));
+  OK(aclrtIpcMemClose(ipc_key));
+  gate_open();
+  OK(aclrtSynchronizeStream(s1));
+  stop_exporter();
+}
+
+/* The copy is done before the close: clean. */
+SCENARIO(acl_ipc_close_after_synchronize, CLEAN) {
+  start_exporter();
+  setup();
+  void *imp = NULL;
+  OK(aclrtIpcMemImportByKey(&imp, ipc_key, ACL_RT_IPC_MEM_IMPORT_FLAG_DEFAULT));
+  OK(aclrtLaunchHostFunc(s1, gate_host_fn, NULL));
+  OK(aclrtMemcpyAsync(host2, N, imp, N, ACL_MEMCPY_DEVICE_TO_HOST, s1));
+  gate_open();
+  OK(aclrtSynchronizeStream(s1));
+  EXPECT(((unsigned char *)host2)[9] == 3);
+  OK(aclrtIpcMemClose(ipc_key));
+  stop_exporter();
+}
+
+/* -------------------------------------------------- memory pools */
+
+static aclrtMemPool pool_new(void) {
+  aclrtMemPoolProps p;
+  memset(&p, 0, sizeof p);
+  p.allocType = ACL_MEM_ALLOCATION_TYPE_PINNED;
+  p.handleType = ACL_MEM_HANDLE_TYPE_NONE;
+  p.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
+  p.location.id = 0;
+  aclrtMemPool pool = NULL;
+  OK(aclrtMemPoolCreate(&pool, &p));
+  return pool;
+}
+
+/* A stream-ordered free on s1, and a copy of the block on s2 that nothing
+ * orders before the free: a use after free (the free happens at its place
+ * in s1's order, whenever the copy runs).  Was clean: pool blocks were not
+ * blocks. */
+SCENARIO(acl_pool_free_then_other_stream_reads, "use after free") {
+  setup();
+  aclrtMemPool pool = pool_new();
+  void *p = NULL;
+  OK(aclrtMemPoolMallocAsync(&p, N, pool, s1));
+  OK(aclrtMemsetAsync(p, N, 4, N, s1));
+  OK(aclrtSynchronizeStream(s1));
+  OK(aclrtLaunchHostFunc(s1, gate_host_fn, NULL));
+  OK(aclrtMemPoolFreeAsync(p, s1));
+  OK(aclrtMemcpyAsync(host2, N, p, N, ACL_MEMCPY_DEVICE_TO_HOST, s2));
+  OK(aclrtSynchronizeStream(s2));
+  gate_open();
+  OK(aclrtSynchronizeStream(s1));
+  OK(aclrtMemPoolDestroy(pool));
+}
+
+/* The copy on s2 is ordered before the free by an event: clean. */
+SCENARIO(acl_pool_free_after_event, CLEAN) {
+  setup();
+  aclrtMemPool pool = pool_new();
+  aclrtEvent e1, e2;
+  OK(aclrtCreateEventExWithFlag(&e1, ACL_EVENT_SYNC));
+  OK(aclrtCreateEventExWithFlag(&e2, ACL_EVENT_SYNC));
+  void *p = NULL;
+  OK(aclrtMemPoolMallocAsync(&p, N, pool, s1));
+  OK(aclrtMemsetAsync(p, N, 4, N, s1));
+  OK(aclrtRecordEvent(e1, s1));
+  OK(aclrtStreamWaitEvent(s2, e1));
+  OK(aclrtMemcpyAsync(host2, N, p, N, ACL_MEMCPY_DEVICE_TO_HOST, s2));
+  OK(aclrtRecordEvent(e2, s2));
+  OK(aclrtStreamWaitEvent(s1, e2));
+  OK(aclrtMemPoolFreeAsync(p, s1));
+  OK(aclrtSynchronizeDevice());
+  EXPECT(((unsigned char *)host2)[1] == 4);
+  OK(aclrtMemPoolDestroy(pool));
+}
+
+/* A block freed on s1 and handed again on s1 before its free ran (CANN's
+ * reuse within a stream): the new life's work follows the old one's in
+ * stream order: clean.  A host-side allocation at the malloc call would
+ * take the old life's queued copy for work of a previous life. */
+SCENARIO(acl_pool_reuse_on_freeing_stream, CLEAN) {
+  setup();
+  aclrtMemPool pool = pool_new();
+  void *p = NULL, *q = NULL;
+  OK(aclrtLaunchHostFunc(s1, gate_host_fn, NULL));
+  OK(aclrtMemPoolMallocAsync(&p, N, pool, s1));
+  OK(aclrtMemcpyAsync(p, N, host, N, ACL_MEMCPY_HOST_TO_DEVICE, s1));
+  OK(aclrtMemPoolFreeAsync(p, s1));
+  OK(aclrtMemPoolMallocAsync(&q, N, pool, s1));
+  EXPECT(q == p); /* handed again while its free is still queued */
+  OK(aclrtMemsetAsync(q, N, 6, N, s1));
+  OK(aclrtMemcpyAsync(host2, N, q, N, ACL_MEMCPY_DEVICE_TO_HOST, s1));
+  gate_open();
+  OK(aclrtSynchronizeStream(s1));
+  EXPECT(((unsigned char *)host2)[2] == 6);
+  OK(aclrtMemPoolFreeAsync(q, s1));
+  OK(aclrtSynchronizeStream(s1));
+  OK(aclrtMemPoolDestroy(pool));
+}
+
+/* The old life's copy on s2 still queued (nothing orders it before the
+ * free on s1) when the block is handed again on s1: a use after free
+ * (the new life writes nothing here: a write of it that the copy met
+ * would be named as a data race instead). */
+SCENARIO(acl_pool_reuse_races_old_copy, "use after free") {
+  setup();
+  aclrtMemPool pool = pool_new();
+  void *p = NULL, *q = NULL;
+  OK(aclrtMemPoolMallocAsync(&p, N, pool, s1));
+  OK(aclrtMemsetAsync(p, N, 4, N, s1));
+  OK(aclrtSynchronizeStream(s1));
+  OK(aclrtLaunchHostFunc(s1, gate_host_fn, NULL));
+  OK(aclrtLaunchHostFunc(s2, gate_host_fn, NULL));
+  OK(aclrtMemcpyAsync(host2, N, p, N, ACL_MEMCPY_DEVICE_TO_HOST, s2));
+  OK(aclrtMemPoolFreeAsync(p, s1));
+  OK(aclrtMemPoolMallocAsync(&q, N, pool, s1));
+  EXPECT(q == p);
+  gate_open();
+  OK(aclrtSynchronizeDevice());
+  OK(aclrtMemPoolFreeAsync(q, s1));
+  OK(aclrtSynchronizeStream(s1));
+  OK(aclrtMemPoolDestroy(pool));
+}
+
+/* A block whose free task has run is handed to another stream (CANN's
+ * reuse across streams): its old life's work all ran before that task, so
+ * the new life on s2 is clean.  The host learns that the free ran only
+ * from the pool's statistics, which order nothing for the checker: the
+ * new life starts at the malloc call. */
+SCENARIO(acl_pool_reuse_by_other_stream_after_free_ran, CLEAN) {
+  setup();
+  aclrtMemPool pool = pool_new();
+  uint64_t keep = (uint64_t)1 << 30, used = 1;
+  OK(aclrtMemPoolSetAttr(pool, ACL_RT_MEM_POOL_ATTR_RELEASE_THRESHOLD, &keep));
+  void *p = NULL, *q = NULL;
+  OK(aclrtMemPoolMallocAsync(&p, N, pool, s1));
+  OK(aclrtMemsetAsync(p, N, 4, N, s1));
+  OK(aclrtMemPoolFreeAsync(p, s1));
+  for (int i = 0; i < 10000 && used; i++) {
+    OK(aclrtMemPoolGetAttr(pool, ACL_RT_MEM_POOL_ATTR_USED_MEM_CURRENT, &used));
+    if (used)
+      sleep_ms_(1);
+  }
+  EXPECT(used == 0);
+  OK(aclrtMemPoolMallocAsync(&q, N, pool, s2));
+  EXPECT(q == p);
+  OK(aclrtMemsetAsync(q, N, 6, N, s2));
+  OK(aclrtMemcpyAsync(host2, N, q, N, ACL_MEMCPY_DEVICE_TO_HOST, s2));
+  OK(aclrtSynchronizeStream(s2));
+  EXPECT(((unsigned char *)host2)[3] == 6);
+  OK(aclrtMemPoolFreeAsync(q, s2));
+  OK(aclrtSynchronizeDevice());
+  OK(aclrtMemPoolDestroy(pool));
+}
+
+/* aclrtFreePhysical of a mapped allocation does not end the mapping (CANN
+ * frees it at the unmap): work on the mapping after it, then the unmap
+ * after a synchronize, is clean. */
+SCENARIO(acl_free_physical_keeps_the_mapping, CLEAN) {
+  vmm_setup();
+  OK(aclrtFreePhysical(vh));
+  OK(aclrtMemsetAsync(va, MB2, 7, MB2, s1));
+  OK(aclrtMemcpyAsync(host2, N, va, N, ACL_MEMCPY_DEVICE_TO_HOST, s1));
+  OK(aclrtSynchronizeStream(s1));
+  EXPECT(((unsigned char *)host2)[4] == 7);
+  OK(aclrtUnmapMem(va));
+  OK(aclrtReleaseMemAddress(va));
 }

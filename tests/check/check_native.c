@@ -770,3 +770,118 @@ SCENARIO(read_write_annotation_is_one_finding, "data race") {
     _exit(3);
   }
 }
+
+/* ------------------------------------------- interprocess memory */
+
+enum { IPC_N = 8192 };
+static char ipc_out[IPC_N];
+
+/* An exporter in another process (forked before this one starts evrt): it
+ * allocates and exports IPC_N bytes without the pid check, writes the key
+ * to kfd, then waits for a byte (an import in the exporting process is
+ * refused: EVRT_ERROR_IPC_SAME_PROCESS). */
+static pid_t nexp;
+static int nexp_wake;
+static char nkey[EVRT_IPC_MEM_KEY_SIZE];
+
+static void native_exporter(void) {
+  int kp[2], wp[2];
+  EXPECT(pipe(kp) == 0 && pipe(wp) == 0);
+  fflush(NULL);
+  nexp = fork();
+  EXPECT(nexp >= 0);
+  if (nexp == 0) {
+    close(kp[0]);
+    close(wp[1]);
+    void *m = NULL;
+    char k[EVRT_IPC_MEM_KEY_SIZE] = {0};
+    if (evrt_ipc_mem_alloc(IPC_N, &m))
+      _exit(9);
+    memset(m, 3, IPC_N);
+    if (evrt_ipc_mem_export(m, IPC_N, EVRT_IPC_MEM_NO_PID_CHECK, k) ||
+        write(kp[1], k, sizeof k) != (ssize_t)sizeof k)
+      _exit(9);
+    char c;
+    (void)read(wp[0], &c, 1);
+    _exit(0); /* (no exit report: its checker saw nothing of ours) */
+  }
+  close(kp[1]);
+  close(wp[0]);
+  nexp_wake = wp[1];
+  size_t got = 0;
+  while (got < sizeof nkey) {
+    ssize_t r = read(kp[0], nkey + got, sizeof nkey - got);
+    EXPECT(r > 0);
+    got += (size_t)r;
+  }
+  close(kp[0]);
+}
+
+static void native_exporter_stop(void) {
+  EXPECT(write(nexp_wake, "x", 1) == 1);
+  int st = 0;
+  EXPECT(waitpid(nexp, &st, 0) == nexp);
+  EXPECT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+/* The import is closed while a copy queued on it still reads it: a use
+ * after free of the import.  Was clean (the import was no block), and the
+ * copy read unmapped pages when it ran after the close. */
+SCENARIO(ipc_close_while_copy_reads, "use after free") {
+  native_exporter();
+  evrt_stream_t a = stream();
+  void *imp = NULL;
+  size_t n = 0;
+  OK(evrt_ipc_mem_import(nkey, 0, &imp, &n));
+  EXPECT(n == IPC_N);
+  OK(evrt_launch_host_func(a, gate_fn, NULL));
+  OK(evrt_memcpy_async(a, ipc_out, imp, IPC_N));
+  OK(evrt_ipc_mem_close(nkey));
+  gate_open();
+  OK(evrt_stream_synchronize(a));
+  native_exporter_stop();
+}
+
+/* The copy is done before the close: clean. */
+SCENARIO(ipc_close_after_synchronize, CLEAN) {
+  native_exporter();
+  evrt_stream_t a = stream();
+  void *imp = NULL;
+  size_t n = 0;
+  OK(evrt_ipc_mem_import(nkey, 0, &imp, &n));
+  OK(evrt_launch_host_func(a, gate_fn, NULL));
+  OK(evrt_memcpy_async(a, ipc_out, imp, IPC_N));
+  gate_open();
+  OK(evrt_stream_synchronize(a));
+  EXPECT(ipc_out[7] == 3);
+  OK(evrt_ipc_mem_close(nkey));
+  native_exporter_stop();
+}
+
+/* The exporter's own block freed while a fill queued on it still writes:
+ * a use after free (the fill ran on unmapped pages before). */
+SCENARIO(ipc_free_while_fill_writes, "use after free") {
+  evrt_stream_t a = stream();
+  void *m = NULL;
+  OK(evrt_ipc_mem_alloc(IPC_N, &m));
+  OK(evrt_launch_host_func(a, gate_fn, NULL));
+  OK(evrt_memset_async(a, m, 1, IPC_N));
+  OK(evrt_ipc_mem_free(m));
+  gate_open();
+  OK(evrt_stream_synchronize(a));
+}
+
+/* Freed after the fill is done, then a new block filled on another
+ * stream: clean. */
+SCENARIO(ipc_free_after_synchronize, CLEAN) {
+  evrt_stream_t a = stream(), b = stream();
+  void *m = NULL;
+  OK(evrt_ipc_mem_alloc(IPC_N, &m));
+  OK(evrt_memset_async(a, m, 1, IPC_N));
+  OK(evrt_stream_synchronize(a));
+  OK(evrt_ipc_mem_free(m));
+  OK(evrt_ipc_mem_alloc(IPC_N, &m));
+  OK(evrt_memset_async(b, m, 2, IPC_N));
+  OK(evrt_stream_synchronize(b));
+  OK(evrt_ipc_mem_free(m));
+}

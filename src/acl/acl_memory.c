@@ -31,7 +31,9 @@
  * pages with the access the call needs (acl_vmm.c, which holds them mapped
  * while the call copies or enqueues); outside every block it is host memory
  * where the call takes host memory, unless it touches one of the last
- * GRAVES blocks freed (a use after free: the heap may still map the bytes).
+ * GRAVES blocks freed whose memory the layer still holds (a use after free:
+ * the process still maps the bytes; release_blk holds the last HELD of them
+ * a little longer, and a grave ends when the heap gets the memory back).
  */
 #include "acl_internal.h"
 
@@ -120,13 +122,15 @@ int acl__mem_untrack(const void *p, unsigned kind, struct acl__blk *out) {
   return 0;
 }
 
-/* The last GRAVES blocks aclrtFree / aclrtFreeHost released: a later
- * aclrtMemset there is a use after free (on a device the address is gone),
- * not host memory, though the heap may still map the bytes (so that the
- * host-memory rule of set_checks would take them).  A range matters only
- * while no block of the layer holds the pointer (find first).  Memory the
- * program's own malloc gets at such an address within the next GRAVES
- * frees is refused by aclrtMemset too (docs/acl.md).  Under mem_lock. */
+/* Blocks aclrtFree / aclrtFreeHost released whose memory is not given back
+ * yet (their release waits for queued work, or EVRT_CHECK's quarantine): an
+ * access there is a use after free (on a device the address is gone), not
+ * host memory, though the process still maps the bytes (so that the
+ * host-memory rule would take them).  A grave ends when release_blk gives
+ * the memory back: from then on the heap may hand the address to the
+ * program (a Python buffer), which is host memory like any other.  At most
+ * GRAVES at a time (the oldest is forgotten).  A range matters only while
+ * no block of the layer holds the pointer (find first).  Under mem_lock. */
 #define GRAVES 64
 static struct {
   uintptr_t start;
@@ -142,7 +146,16 @@ static void bury(const struct acl__blk *b) {
   pthread_mutex_unlock(&mem_lock);
 }
 
-/* [p, p+n) (p when n is 0) overlaps a recently freed block. */
+/* The memory at start is given back: its grave ends. */
+static void unbury(uintptr_t start) {
+  pthread_mutex_lock(&mem_lock);
+  for (unsigned i = 0; i < GRAVES; i++)
+    if (graves[i].size && graves[i].start == start)
+      graves[i].size = 0;
+  pthread_mutex_unlock(&mem_lock);
+}
+
+/* [p, p+n) (p when n is 0) overlaps a freed block not given back yet. */
 static bool freed_recently(const void *p, size_t n) {
   uintptr_t a = (uintptr_t)p, e = a + (n ? n : 1);
   bool hit = false;
@@ -274,14 +287,52 @@ aclError acl__mem_alloc_on(const char *fn, void **ptr, size_t size,
   return ACL_SUCCESS;
 }
 
-/* Runs once every stream has passed what was enqueued before the free. */
-static void release_blk(void *arg) {
-  struct acl__blk *b = arg;
+static void give_back(struct acl__blk *b) {
+  /* before the memory goes: a buffer the heap puts there next is the
+   * program's, not a freed block (the grave must not outlive the block) */
+  unbury(b->start);
   if (b->shared)
     evrt_ipc_mem_free((void *)b->start);
   else
     free((void *)b->start);
   free(b);
+}
+
+/* Released blocks are held a little longer before the heap gets them back
+ * (the last HELD of them, HELD_BYTES at most), so that a copy or set on a
+ * block just freed still finds its grave (100000) instead of the heap's
+ * next user of the address.  The oldest goes first; a block larger than
+ * HELD_BYTES goes at once.  Under held_lock (never with mem_lock held: the
+ * give-back takes it). */
+#define HELD 64
+#define HELD_BYTES (64u << 20)
+static ACL__MUTEX(held_lock)
+static struct acl__blk *held[HELD];
+static unsigned held_n, held_head;
+static size_t held_bytes;
+
+/* Runs once every stream has passed what was enqueued before the free. */
+static void release_blk(void *arg) {
+  struct acl__blk *b = arg, *out[HELD + 1];
+  unsigned nout = 0;
+  pthread_mutex_lock(&held_lock);
+  if (b->size > HELD_BYTES) {
+    out[nout++] = b;
+  } else {
+    while (held_n && (held_n == HELD || held_bytes + b->size > HELD_BYTES)) {
+      struct acl__blk *o = held[held_head];
+      held_head = (held_head + 1) % HELD;
+      held_n--;
+      held_bytes -= o->size;
+      out[nout++] = o;
+    }
+    held[(held_head + held_n) % HELD] = b;
+    held_n++;
+    held_bytes += b->size;
+  }
+  pthread_mutex_unlock(&held_lock);
+  for (unsigned i = 0; i < nout; i++) /* (no system call under the lock) */
+    give_back(out[i]);
 }
 
 /* Blocks freed for the program whose memory EVRT_CHECK's quarantine still

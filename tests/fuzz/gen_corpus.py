@@ -183,3 +183,105 @@ os.makedirs(d, exist_ok=True)
 for name, data in acl.items():
     with open(os.path.join(d, name), "wb") as f:
         f.write(bytes(data))
+
+# fuzz_native_all.c: opcodes, then handle picks (a byte: kind % 8, slot in
+# bits 3-4: 0-3 live slot, 4 stale, 5 another kind's live handle, 6 forged
+# (8 bytes follow), 7 NULL) and the argument bytes each opcode reads.
+(N_STREAM_CREATE, N_STREAM_DESTROY, N_EVENT_CREATE, N_EVENT_DESTROY, N_RECORD,
+ N_WAIT, N_EVENT_Q, N_STREAM_Q, N_SYNC, N_DEVICE_SYNC, N_WORK, N_MEM, N_VALUE,
+ N_CAPTURE_BEGIN, N_CAPTURE_END, N_CAPTURE_CTRL, N_INSTANTIATE, N_GRAPH,
+ N_FAILURE, N_THREAD, N_DEVICE, N_IPC_EVENT, N_IPC_MEM, N_CHECK, N_TRACE,
+ N_LIB) = range(26)
+NSTALE, NOTHER, NNULL = [4], [5], [7]
+RELAXED, GLOBAL = 2, 0
+
+
+def n_stream(i, devsel=0):  # devsel: 0 -> device 0, 1 -> 1, 2 -> -1, 3 -> 2
+    return [N_STREAM_CREATE, i, devsel, 0, 1]
+
+
+def n_event(i, flags=0):
+    return [N_EVENT_CREATE, i, flags]
+
+
+def host(st):               # a no-op host function
+    return [N_WORK] + st + [8]
+
+
+def rec(ev, st):
+    return [N_RECORD] + ev + st + [0]
+
+
+def wait(st, ev):
+    return [N_WAIT] + st + ev + [0]
+
+
+native = {
+    "capture-graph": n_stream(0) + n_stream(1) + n_event(0) + n_event(1)
+    + [N_CAPTURE_BEGIN] + s(0) + [RELAXED] + host(s(0))
+    + [N_MEM] + s(0) + [2, 0, 8, 16] + rec(e(0), s(0)) + wait(s(1), e(0))
+    + host(s(1)) + [N_VALUE] + s(1) + [0] + [0] * 8 + [0]
+    + rec(e(1), s(1)) + wait(s(0), e(1))
+    + [N_CAPTURE_CTRL] + s(0) + [0, 0, 1] + [N_CAPTURE_END] + s(0) + [0]
+    + [N_INSTANTIATE] + [0] + [0]
+    + [N_GRAPH, 0] + [0] + [0] + s(1) + [2]
+    + [N_GRAPH, 1] + [0] + [0]                      # destroy graph 0
+    + [N_GRAPH, 0] + NNULL + [0] + NNULL + [0]      # launch on the default
+    + [N_GRAPH, 0] + NNULL + NOTHER + s(1) + [0]    # another kind as exec
+    + [N_GRAPH, 11] + NNULL + [0]                   # destroy exec 0
+    + [N_GRAPH, 0] + NNULL + NSTALE + s(0) + [0]
+    + [N_SYNC, 1, 40] + s(1),
+    "capture-misuse": n_stream(0) + n_stream(1) + n_event(0)
+    + [N_CAPTURE_BEGIN] + s(0) + [GLOBAL] + [N_CAPTURE_BEGIN] + s(0) + [9]
+    + [N_CAPTURE_BEGIN] + NNULL + [0] + [N_SYNC, 1, 0] + s(1)
+    + [N_DEVICE_SYNC, 0, 1] + [N_STREAM_DESTROY, 0]
+    + rec(e(0), s(0)) + [N_CAPTURE_END] + s(1) + [0]
+    + [N_CAPTURE_BEGIN] + s(1) + [RELAXED] + wait(s(0), e(0))
+    + [N_CAPTURE_END] + s(0) + [1] + [N_CAPTURE_END] + s(1) + [2]
+    + [N_THREAD, 0, 1] + [N_THREAD, 8, 77],
+    "stale-and-other-kinds": n_stream(0) + n_stream(1) + n_event(0, 1)
+    + n_event(1) + [N_STREAM_DESTROY, 2] + [N_EVENT_DESTROY, 2]
+    + rec(NSTALE, s(0)) + rec(e(0), NSTALE) + rec(NOTHER, s(0))
+    + rec(e(0), NOTHER) + wait(NOTHER, NOTHER)
+    + [N_EVENT_Q] + NSTALE + NOTHER + [0] + [N_STREAM_Q] + NOTHER + [3, 65, 66, 67, 1]
+    + [N_STREAM_DESTROY, 1] + NOTHER + [N_EVENT_DESTROY, 1] + NOTHER
+    + [N_INSTANTIATE] + NOTHER + [0] + [N_GRAPH, 2] + NOTHER
+    + [N_FAILURE] + NSTALE + [1] + [N_THREAD, 1] + NOTHER + [1, 3]
+    + [N_CAPTURE_BEGIN] + NSTALE + [0] + [N_CAPTURE_END] + NOTHER + [0]
+    + [N_IPC_EVENT] + NOTHER + [0] * 66,
+    "failures": n_stream(0) + n_stream(1)
+    + [N_FAILURE] + s(0) + [8] + [N_FAILURE] + s(0) + [16 | 8 | 4, 1]
+    + [N_WORK] + s(0) + [8 | 16 | 2] + host(s(0)) + [N_WORK] + s(0) + [3, 5]
+    + [N_SYNC, 1, 40] + s(0) + [N_FAILURE] + s(0) + [1] + [N_FAILURE] + s(0) + [3 | 8]
+    + [N_FAILURE] + s(0) + [2 | 8] + [N_FAILURE] + s(1) + [16, 9]
+    + [N_WORK] + s(1) + [3, 20] + [N_WORK] + s(1) + [6]
+    + [N_WORK] + s(1) + [5] + [N_FAILURE] + s(0) + [4 | 8, 1]
+    + [N_STREAM_DESTROY, 0] + [N_DEVICE_SYNC, 2, 0, 0, 1, 0],
+    "ipc-mem": [N_IPC_MEM, 0, 0, 64] + [N_IPC_MEM, 8, 1, 8]
+    + [N_IPC_MEM, 2 | 8 | 128, 0, 0] + [N_IPC_MEM, 2, 0, 5]
+    + [N_IPC_MEM, 3 | 8, 0] + [7, 0, 0, 0, 0, 0, 0, 0, 2]
+    + [N_IPC_MEM, 4, 0] + [N_IPC_MEM, 4 | 8, 0, 3, 0x41]
+    + [N_IPC_MEM, 5, 0] + [N_IPC_MEM, 1, 0] + [N_IPC_MEM, 1 | 8, 0]
+    + [N_IPC_MEM, 1 | 16, 0, 0] + [N_IPC_MEM, 1 | 24, 0] + [0x10] * 8,
+    "values-checks-trace": n_stream(0) + [N_TRACE, 8]
+    + [N_VALUE] + s(0) + [0 | 16] + [0] * 8 + [0]
+    + [N_VALUE] + s(0) + [1] + [5] + [0] * 7 + [1, 1, 30]
+    + [N_VALUE] + s(0) + [2] + [5] + [0] * 7 + [1, 1, 1]
+    + [N_VALUE] + NNULL + [3] + [9] + [0] * 7 + [2, 1, 1, 8]
+    + [N_CHECK, 8, 16] + [N_CHECK, 1 | 8 | 64, 16] + [N_CHECK, 2 | 64 | 128]
+    + [0] * 8 + [N_CHECK, 3 | 64, 5, 0x66, 0x75, 0x7a, 0x7a, 0xff]
+    + [N_CHECK, 4 | 16, 8] + [N_TRACE, 2] + [N_TRACE, 1]
+    + [N_TRACE, 16] + [N_LIB, 3, 40] + [N_LIB, 0, 0xff],
+    "devices-serve": [N_DEVICE, 1, 1, 9] + n_stream(0, 2) + n_stream(1, 3)
+    + [N_DEVICE, 3, 4] + [N_DEVICE, 8, 2, 0] + [N_DEVICE, 0, 3, 255]
+    + host(s(0)) + [N_THREAD, 1] + s(0) + [1, 1]
+    + [N_SYNC, 1, 0] + s(0) + [N_SYNC, 3] + s(0) + [N_THREAD, 1] + s(0) + [1, 1]
+    + [N_THREAD, 2] + [N_THREAD, 3] + [N_DEVICE_SYNC, 4, 1]
+    + [N_DEVICE_SYNC, 0, 0, 10, 1, 0] + [N_DEVICE_SYNC, 5, 0, 0xff, 0, 1],
+}
+
+d = os.path.join(HERE, "corpus", "fuzz_native_all")
+os.makedirs(d, exist_ok=True)
+for name, data in native.items():
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(bytes(data))

@@ -131,7 +131,6 @@ static void *live[NKIND][NSLOT];
 static void *stale[NKIND][NSTALE];
 static int nstale[NKIND];
 static int slot_buf[NSLOT];
-static bool slot_stop[NSLOT]; /* stream ever put in STOP mode */
 static unsigned char bufs[NBUF + 3][BUFSZ]; /* per stream, 2 defaults, spare */
 static int nbufs;
 static void *mem[NMEM];
@@ -143,7 +142,6 @@ static _Alignas(8) uint64_t zero_word; /* only ever 0: waits without timeout */
 static _Alignas(8) uint64_t values[4]; /* written by the value ops */
 static const uint32_t switch_index[8] = {0, 1, 2, 3, 4, 5, 6, 7}; /* read
                                             when a graph runs: never written */
-static bool serving;
 static atomic_long host_calls;
 static atomic_int shutdown_answer = EVRT_ERROR_WOULD_DEADLOCK;
 static atomic_int cleanup_done;
@@ -291,7 +289,6 @@ static void op_stream_create(struct in *in) {
       retire(K_STREAM, i);
     live[K_STREAM][i] = s;
     slot_buf[i] = nbufs < NBUF ? nbufs++ : -1;
-    slot_stop[i] = false;
   }
   CHECK_NULL_OUT(evrt_stream_create(NULL, 0, 0, 0));
   evrt_stream_t d = SENT, dbefore = SENT;
@@ -712,11 +709,7 @@ static void op_failure(struct in *in) {
     unsigned mode = b & 8 ? EVRT_FAILURE_STOP
                           : (b & 16 ? (unsigned)next(in) << (b >> 5)
                                     : EVRT_FAILURE_CONTINUE);
-    evrt_status_t st = CHECKA(evrt_stream_set_failure_mode(s, mode), bs);
-    if (st == EVRT_SUCCESS && mode == EVRT_FAILURE_STOP)
-      for (int i = 0; i < NSLOT; i++)
-        if (live[K_STREAM][i] == (void *)s)
-          slot_stop[i] = true;
+    CHECKA(evrt_stream_set_failure_mode(s, mode), bs);
     break;
   }
   case 1:
@@ -759,13 +752,11 @@ static void op_thread(struct in *in) {
   case 1: {
     evrt_stream_t s = pick(in, K_STREAM, &bs);
     uint64_t task = next(in) % 4 ? next(in) % 8 : UINT64_MAX;
-    if (CHECKA(evrt_thread_serve_begin(s, task), bs) == EVRT_SUCCESS)
-      serving = true;
+    CHECKA(evrt_thread_serve_begin(s, task), bs);
     break;
   }
   case 2:
     evrt_thread_serve_end();
-    serving = false;
     break;
   default: {
     uint64_t sid = 7, tid = 7;
@@ -1056,7 +1047,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
    * stream (destroyed ones included) past its work before the next input
    * reuses the buffers. */
   evrt_thread_serve_end();
-  serving = false;
   evrt_capture_mode_t m = EVRT_CAPTURE_MODE_RELAXED;
   CHECK(evrt_thread_exchange_capture_mode(&m), false);
   end_captures();

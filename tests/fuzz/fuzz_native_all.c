@@ -19,7 +19,8 @@
  * create calls, the getters); a create with a NULL output fails; no crash,
  * hang (libFuzzer -timeout, and the 5 s bound of the cleanup) or sanitizer
  * report.  evrt_shutdown is called only from a host function, where it must
- * be refused (EVRT_ERROR_WOULD_DEADLOCK): the process goes on.
+ * be refused (EVRT_ERROR_WOULD_DEADLOCK): the process goes on; a host
+ * function that synchronizes its own stream must be refused the same way.
  *
  * Every wait is bounded: value waits without a timeout wait on a word that
  * stays 0 with conditions that 0 satisfies; stream waits bind at the call to
@@ -144,6 +145,7 @@ static const uint32_t switch_index[8] = {0, 1, 2, 3, 4, 5, 6, 7}; /* read
                                             when a graph runs: never written */
 static atomic_long host_calls;
 static atomic_int shutdown_answer = EVRT_ERROR_WOULD_DEADLOCK;
+static atomic_int self_sync_answer = EVRT_ERROR_WOULD_DEADLOCK;
 static atomic_int cleanup_done;
 static int ncallbacks;
 
@@ -249,6 +251,16 @@ static void try_shutdown(void *p) {
   evrt_status_t st = evrt_shutdown();
   if (st != EVRT_ERROR_WOULD_DEADLOCK)
     atomic_store(&shutdown_answer, (int)st);
+}
+/* user_data: the slot stream that runs it, not capturing when enqueued, so
+ * it is its own stream: a wait for it cannot end ([hostfn*]).  Destroyed
+ * meanwhile: INVALID_HANDLE; a GLOBAL capture active anywhere: refused as
+ * an unsafe call (the worker's mode is GLOBAL). */
+static void self_sync(void *p) {
+  evrt_status_t st = evrt_stream_synchronize((evrt_stream_t)p);
+  if (st != EVRT_ERROR_WOULD_DEADLOCK && st != EVRT_ERROR_INVALID_HANDLE &&
+      st != EVRT_ERROR_CAPTURE_UNSUPPORTED)
+    atomic_store(&self_sync_answer, (int)st);
 }
 static void on_failure(const evrt_task_failure_t *f, void *ud) {
   (void)ud;
@@ -477,7 +489,13 @@ static void op_work(struct in *in) {
     CHECK(evrt_stream_delay(s, 0), bs);
     break;
   case 5:
-    CHECKA(evrt_launch_host_func(s, try_shutdown, NULL), bs);
+    if ((b & 8) && !bs && s && stream_buf(s)) {
+      for (int i = 0; i < NSLOT; i++)
+        if (live[K_STREAM][i] == (void *)s)
+          CHECK(evrt_launch_host_func(s, self_sync, s), false);
+    } else {
+      CHECK(evrt_launch_host_func(s, try_shutdown, NULL), bs);
+    }
     break;
   default:
     CHECK(evrt_stream_stop(s), bs);
@@ -1098,6 +1116,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     struct timespec ms = {0, 100000};
     nanosleep(&ms, NULL);
   }
+  if (atomic_load(&self_sync_answer) != EVRT_ERROR_WOULD_DEADLOCK)
+    die("a host function synchronized its own stream", __LINE__,
+        (evrt_status_t)atomic_load(&self_sync_answer));
   if (atomic_load(&shutdown_answer) != EVRT_ERROR_WOULD_DEADLOCK)
     die("evrt_shutdown from a host function was not refused", __LINE__,
         (evrt_status_t)atomic_load(&shutdown_answer));

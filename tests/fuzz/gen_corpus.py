@@ -204,8 +204,8 @@ def n_event(i, flags=0):
     return [N_EVENT_CREATE, i, flags]
 
 
-def host(st):               # a no-op host function
-    return [N_WORK] + st + [8]
+def host(st):               # a no-op host function (56 % 7 == 0, bit 3)
+    return [N_WORK] + st + [56]
 
 
 def rec(ev, st):
@@ -250,12 +250,14 @@ native = {
     + [N_CAPTURE_BEGIN] + NSTALE + [0] + [N_CAPTURE_END] + NOTHER + [0]
     + [N_IPC_EVENT] + NOTHER + [0] * 66,
     "failures": n_stream(0) + n_stream(1)
-    + [N_FAILURE] + s(0) + [8] + [N_FAILURE] + s(0) + [16 | 8 | 4, 1]
-    + [N_WORK] + s(0) + [8 | 16 | 2] + host(s(0)) + [N_WORK] + s(0) + [3, 5]
-    + [N_SYNC, 1, 40] + s(0) + [N_FAILURE] + s(0) + [1] + [N_FAILURE] + s(0) + [3 | 8]
-    + [N_FAILURE] + s(0) + [2 | 8] + [N_FAILURE] + s(1) + [16, 9]
+    + [N_FAILURE] + s(0) + [40] + [N_FAILURE] + s(0) + [24, 1]  # STOP, a callback
+    + [N_WORK] + s(0) + [58] + host(s(0)) + [N_WORK] + s(0) + [3, 5]
+    + [N_SYNC, 1, 40] + s(0) + [N_FAILURE] + s(0) + [1] + [N_FAILURE] + s(0) + [8]
+    + [N_FAILURE] + s(0) + [12] + [N_FAILURE] + s(1) + [9, 1]
     + [N_WORK] + s(1) + [3, 20] + [N_WORK] + s(1) + [6]
-    + [N_WORK] + s(1) + [5] + [N_FAILURE] + s(0) + [4 | 8, 1]
+    + [N_WORK] + s(1) + [5] + [N_WORK] + s(1) + [12]  # shutdown, own sync
+    + [N_SYNC, 3, 0] + s(1)
+    + [N_FAILURE] + s(0) + [24, 2]
     + [N_STREAM_DESTROY, 0] + [N_DEVICE_SYNC, 2, 0, 0, 1, 0],
     "ipc-mem": [N_IPC_MEM, 0, 0, 64] + [N_IPC_MEM, 8, 1, 8]
     + [N_IPC_MEM, 2 | 8 | 128, 0, 0] + [N_IPC_MEM, 2, 0, 5]

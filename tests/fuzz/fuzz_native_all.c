@@ -995,8 +995,23 @@ static void op_lib(struct in *in) {
   CHECK(evrt_init(), false);
 }
 
+static bool trace; /* FUZZ_NATIVE_TRACE=1: each opcode and its bytes */
+static const char *const op_names[NOPS] = {
+    "stream_create", "stream_destroy", "event_create", "event_destroy",
+    "record", "wait", "event_q", "stream_q", "sync", "device_sync", "work",
+    "mem", "value", "capture_begin", "capture_end", "capture_ctrl",
+    "instantiate", "graph", "failure", "thread", "device", "ipc_event",
+    "ipc_mem", "check", "trace", "lib"};
+
 static void run_op(struct in *in) {
-  switch (next(in) % NOPS) {
+  unsigned op = next(in) % NOPS;
+  if (trace) {
+    fprintf(stderr, "fuzz_native_all: %s:", op_names[op]);
+    for (size_t k = 0; k < in->n && k < 12; k++)
+      fprintf(stderr, " %u", in->p[k]);
+    fprintf(stderr, "\n");
+  }
+  switch (op) {
   case OP_STREAM_CREATE: op_stream_create(in); break;
   case OP_STREAM_DESTROY: op_stream_destroy(in); break;
   case OP_EVENT_CREATE: op_event_create(in); break;
@@ -1031,6 +1046,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc;
   (void)argv;
   setenv("EVRT_CPU_DEVICES", "2", 1);
+  trace = getenv("FUZZ_NATIVE_TRACE") != NULL;
   if (evrt_init() != EVRT_SUCCESS)
     abort();
   return 0;

@@ -216,6 +216,14 @@ def wait(st, ev):
     return [N_WAIT] + st + ev + [0]
 
 
+def bsel(mod, r, must=0, mustnot=0):
+    """The smallest selector byte b with b % mod == r, the bits of must
+    set and those of mustnot clear (the ops pick their case and options
+    from one byte)."""
+    return next(b for b in range(256) if b % mod == r and
+                b & must == must and not b & mustnot)
+
+
 native = {
     "capture-graph": n_stream(0) + n_stream(1) + n_event(0) + n_event(1)
     + [N_CAPTURE_BEGIN] + s(0) + [RELAXED] + host(s(0))
@@ -234,10 +242,11 @@ native = {
     "capture-misuse": n_stream(0) + n_stream(1) + n_event(0)
     + [N_CAPTURE_BEGIN] + s(0) + [GLOBAL] + [N_CAPTURE_BEGIN] + s(0) + [9]
     + [N_CAPTURE_BEGIN] + NNULL + [0] + [N_SYNC, 1, 0] + s(1)
-    + [N_DEVICE_SYNC, 0, 1] + [N_STREAM_DESTROY, 0]
-    + rec(e(0), s(0)) + [N_CAPTURE_END] + s(1) + [0]
+    + [N_DEVICE_SYNC, 0, 1, 1, 1] + [N_STREAM_DESTROY, 0]
+    + rec(e(0), s(0)) + [N_CAPTURE_END] + s(1)      # not capturing
     + [N_CAPTURE_BEGIN] + s(1) + [RELAXED] + wait(s(0), e(0))
-    + [N_CAPTURE_END] + s(0) + [1] + [N_CAPTURE_END] + s(1) + [2]
+    + [N_CAPTURE_END] + s(0)                        # invalidated
+    + [N_CAPTURE_END] + s(1) + [2]
     + [N_THREAD, 0, 1] + [N_THREAD, 8, 77],
     "stale-and-other-kinds": n_stream(0) + n_stream(1) + n_event(0, 1)
     + n_event(1) + [N_STREAM_DESTROY, 2] + [N_EVENT_DESTROY, 2]
@@ -245,9 +254,9 @@ native = {
     + rec(e(0), NOTHER) + wait(NOTHER, NOTHER)
     + [N_EVENT_Q] + NSTALE + NOTHER + [0] + [N_STREAM_Q] + NOTHER + [3, 65, 66, 67, 1]
     + [N_STREAM_DESTROY, 1] + NOTHER + [N_EVENT_DESTROY, 1] + NOTHER
-    + [N_INSTANTIATE] + NOTHER + [0] + [N_GRAPH, 2] + NOTHER
+    + [N_INSTANTIATE] + NOTHER + [N_GRAPH, 2] + NOTHER
     + [N_FAILURE] + NSTALE + [1] + [N_THREAD, 1] + NOTHER + [1, 3]
-    + [N_CAPTURE_BEGIN] + NSTALE + [0] + [N_CAPTURE_END] + NOTHER + [0]
+    + [N_CAPTURE_BEGIN] + NSTALE + [0] + [N_CAPTURE_END] + NOTHER
     + [N_IPC_EVENT] + NOTHER + [0] * 66,
     "failures": n_stream(0) + n_stream(1)
     + [N_FAILURE] + s(0) + [40] + [N_FAILURE] + s(0) + [24, 1]  # STOP, a callback
@@ -259,27 +268,32 @@ native = {
     + [N_SYNC, 3, 0] + s(1)
     + [N_FAILURE] + s(0) + [24, 2]
     + [N_STREAM_DESTROY, 0] + [N_DEVICE_SYNC, 2, 0, 0, 1, 0],
-    "ipc-mem": [N_IPC_MEM, 0, 0, 64] + [N_IPC_MEM, 8, 1, 8]
-    + [N_IPC_MEM, 2 | 8 | 128, 0, 0] + [N_IPC_MEM, 2, 0, 5]
-    + [N_IPC_MEM, 3 | 8, 0] + [7, 0, 0, 0, 0, 0, 0, 0, 2]
-    + [N_IPC_MEM, 4, 0] + [N_IPC_MEM, 4 | 8, 0, 3, 0x41]
-    + [N_IPC_MEM, 5, 0] + [N_IPC_MEM, 1, 0] + [N_IPC_MEM, 1 | 8, 0]
-    + [N_IPC_MEM, 1 | 16, 0, 0] + [N_IPC_MEM, 1 | 24, 0] + [0x10] * 8,
-    "values-checks-trace": n_stream(0) + [N_TRACE, 8]
+    "ipc-mem": [N_IPC_MEM, 0, 0, 64]                 # alloc 4097 bytes
+    + [N_IPC_MEM, bsel(6, 0, 8), 1, 1]                # alloc a garbage size
+    + [N_IPC_MEM, bsel(6, 2, 8 | 128, 48), 0, 0]      # export, no pid check
+    + [N_IPC_MEM, bsel(6, 2, 0, 8 | 48), 0, 5]        # export at offset 5
+    + [N_IPC_MEM, bsel(6, 3, 8, 16), 0] + [7] + [0] * 7 + [2]  # set pids
+    + [N_IPC_MEM, bsel(6, 4, 0, 56), 0]               # import its own key
+    + [N_IPC_MEM, bsel(6, 4, 8, 48), 0, 3, 0x41]      # import a changed key
+    + [N_IPC_MEM, bsel(6, 5, 0, 24), 0]               # close
+    + [N_IPC_MEM, bsel(6, 1, 0, 24), 0]               # free block 0
+    + [N_IPC_MEM, bsel(6, 1, 8, 16), 0]               # free it again (stale)
+    + [N_IPC_MEM, bsel(6, 1, 16, 8), 1, 0]            # free inside block 1
+    + [N_IPC_MEM, bsel(6, 1, 24), 0] + [0x10] * 8,    # free a forged pointer
+    "values-checks-trace": n_stream(0) + [N_TRACE, bsel(3, 0, 8)]
     + [N_VALUE] + s(0) + [0 | 16] + [0] * 8 + [0]
     + [N_VALUE] + s(0) + [1] + [5] + [0] * 7 + [1, 1, 30]
     + [N_VALUE] + s(0) + [2] + [5] + [0] * 7 + [1, 1, 1]
     + [N_VALUE] + NNULL + [3] + [9] + [0] * 7 + [2, 1, 1, 8]
-    + [N_CHECK, 8, 16] + [N_CHECK, 1 | 8 | 64, 16] + [N_CHECK, 2 | 64 | 128]
-    + [0] * 8 + [N_CHECK, 3 | 64, 5, 0x66, 0x75, 0x7a, 0x7a, 0xff]
-    + [N_CHECK, 4 | 16, 8] + [N_TRACE, 2] + [N_TRACE, 1]
-    + [N_TRACE, 16] + [N_LIB, 3, 40] + [N_LIB, 0, 0xff],
-    "devices-serve": [N_DEVICE, 1, 1, 9] + n_stream(0, 2) + n_stream(1, 3)
-    + [N_DEVICE, 3, 4] + [N_DEVICE, 8, 2, 0] + [N_DEVICE, 0, 3, 255]
-    + host(s(0)) + [N_THREAD, 1] + s(0) + [1, 1]
-    + [N_SYNC, 1, 0] + s(0) + [N_SYNC, 3] + s(0) + [N_THREAD, 1] + s(0) + [1, 1]
-    + [N_THREAD, 2] + [N_THREAD, 3] + [N_DEVICE_SYNC, 4, 1]
-    + [N_DEVICE_SYNC, 0, 0, 10, 1, 0] + [N_DEVICE_SYNC, 5, 0, 0xff, 0, 1],
+    # check ops: b, (8 pointer bytes unless b & 8), size byte, mode byte
+    + [N_CHECK, bsel(5, 0, 8, 48), 16, 0]                  # access
+    + [N_CHECK, bsel(5, 1, 8 | 64, 48), 16, 0]             # alloc, free
+    + [N_CHECK, bsel(5, 2, 64 | 128, 56)] + [0] * 8 + [8, 0]  # sync objects
+    + [N_CHECK, bsel(5, 3, 8 | 64, 48 | 128), 0, 0, 5]
+    + [0x66, 0x75, 0x7a, 0x7a, 0xff]                       # a non-UTF-8 site
+    + [N_CHECK, bsel(5, 4, 8 | 16, 32), 8, 0]              # free NULL
+    + [N_TRACE, bsel(3, 2)] + [N_TRACE, bsel(3, 1)]
+    + [N_TRACE, bsel(3, 0, 16, 8)] + [N_LIB, 3, 40] + [N_LIB, 0, 0xff],
 }
 
 d = os.path.join(HERE, "corpus", "fuzz_native_all")

@@ -489,12 +489,9 @@ evrt_status_t evrt_graph_launch(evrt_graph_exec_t h, evrt_stream_t sh) {
   struct evrt__stream *s = NULL;
   if ((st = evrt__stream_arg(&sh, &s)))
     return st;
-  if (EVRT_UNLIKELY(evrt__stream_capturing(s))) {
-    /* (a graph inside a graph is not supported) */
-    st = evrt__capture_stream_misuse(s, sh, "given a graph launch");
-    if (st != EVRT_SUCCESS && st != EVRT_NOT_READY)
-      return st; /* else the capture ended meanwhile */
-  }
+  /* The executable graph is checked before the capture: a bad handle is
+   * refused without invalidating the stream's capture (a failing call
+   * changes nothing). */
   struct evrt__gexec *x =
       evrt__shell_get((uintptr_t)h, EVRT__SHELL_EXEC, exec_ref);
   if (!x)
@@ -502,6 +499,14 @@ evrt_status_t evrt_graph_launch(evrt_graph_exec_t h, evrt_stream_t sh) {
                       "executable graph %p is NULL, destroyed or not an "
                       "executable graph",
                       (void *)h);
+  if (EVRT_UNLIKELY(evrt__stream_capturing(s))) {
+    /* (a graph inside a graph is not supported) */
+    st = evrt__capture_stream_misuse(s, sh, "given a graph launch");
+    if (st != EVRT_SUCCESS && st != EVRT_NOT_READY) {
+      evrt__gexec_unref(x);
+      return st; /* else the capture ended meanwhile */
+    }
+  }
   if (x->nnodes == 0) { /* nothing to run */
     evrt__gexec_unref(x);
     return EVRT_SUCCESS;

@@ -460,6 +460,40 @@ TEST(interprocess_events_and_graph_launches_are_refused_in_capture) {
   evrt_stream_destroy(o);
 }
 
+/* A launch of a destroyed, NULL or other-kind executable graph on a
+ * capturing stream is INVALID_HANDLE and leaves the capture active (it was
+ * CAPTURE_UNSUPPORTED and invalidated it: found by fuzz_native_all). */
+TEST(bad_graph_launch_on_a_capturing_stream_changes_nothing) {
+  evrt_stream_t s = mk(), o = mk();
+  ASSERT_OK(evrt_stream_begin_capture(o, EVRT_CAPTURE_MODE_RELAXED));
+  ASSERT_OK(evrt_launch_host_func(o, nop, NULL));
+  evrt_graph_t g;
+  ASSERT_OK(evrt_stream_end_capture(o, &g));
+  evrt_graph_exec_t x;
+  ASSERT_OK(evrt_graph_instantiate(&x, g));
+  ASSERT_OK(evrt_graph_exec_destroy(x));
+  evrt_event_t e = ev();
+  ASSERT_OK(evrt_stream_begin_capture(s, EVRT_CAPTURE_MODE_RELAXED));
+  ASSERT_ST(evrt_graph_launch(x, s), EVRT_ERROR_INVALID_HANDLE);
+  ASSERT_ST(evrt_graph_launch(NULL, s), EVRT_ERROR_INVALID_HANDLE);
+  ASSERT_ST(evrt_graph_launch((evrt_graph_exec_t)e, s),
+            EVRT_ERROR_INVALID_HANDLE);
+  ASSERT_ST(evrt_graph_launch((evrt_graph_exec_t)g, s),
+            EVRT_ERROR_INVALID_HANDLE);
+  ASSERT_EQ(status_of(s), EVRT_CAPTURE_STATUS_ACTIVE);
+  ASSERT_OK(evrt_launch_host_func(s, nop, NULL));
+  evrt_graph_t g2;
+  ASSERT_OK(evrt_stream_end_capture(s, &g2));
+  size_t n = 0;
+  ASSERT_OK(evrt_graph_node_count(g2, &n));
+  ASSERT_EQ(n, 1);
+  ASSERT_OK(evrt_graph_destroy(g2));
+  ASSERT_OK(evrt_graph_destroy(g));
+  evrt_event_destroy(e);
+  evrt_stream_destroy(s);
+  evrt_stream_destroy(o);
+}
+
 TEST(record_in_capture_checks_the_event_device) {
   evrt_stream_t s = mk(), d1;
   ASSERT_OK(evrt_stream_create(&d1, 1, 0, 0));

@@ -183,3 +183,121 @@ os.makedirs(d, exist_ok=True)
 for name, data in acl.items():
     with open(os.path.join(d, name), "wb") as f:
         f.write(bytes(data))
+
+# fuzz_native_all.c: opcodes, then handle picks (a byte: kind % 8, slot in
+# bits 3-4: 0-3 live slot, 4 stale, 5 another kind's live handle, 6 forged
+# (8 bytes follow), 7 NULL) and the argument bytes each opcode reads.
+(N_STREAM_CREATE, N_STREAM_DESTROY, N_EVENT_CREATE, N_EVENT_DESTROY, N_RECORD,
+ N_WAIT, N_EVENT_Q, N_STREAM_Q, N_SYNC, N_DEVICE_SYNC, N_WORK, N_MEM, N_VALUE,
+ N_CAPTURE_BEGIN, N_CAPTURE_END, N_CAPTURE_CTRL, N_INSTANTIATE, N_GRAPH,
+ N_FAILURE, N_THREAD, N_DEVICE, N_IPC_EVENT, N_IPC_MEM, N_CHECK, N_TRACE,
+ N_LIB) = range(26)
+NSTALE, NOTHER, NNULL = [4], [5], [7]
+RELAXED, GLOBAL = 2, 0
+
+
+def n_stream(i, devsel=0):  # devsel: 0 -> device 0, 1 -> 1, 2 -> -1, 3 -> 2
+    return [N_STREAM_CREATE, i, devsel, 0, 1]
+
+
+def n_event(i, flags=0):
+    return [N_EVENT_CREATE, i, flags]
+
+
+def host(st):               # a no-op host function (56 % 7 == 0, bit 3)
+    return [N_WORK] + st + [56]
+
+
+def rec(ev, st):
+    return [N_RECORD] + ev + st + [0]
+
+
+def wait(st, ev):
+    return [N_WAIT] + st + ev + [0]
+
+
+def bsel(mod, r, must=0, mustnot=0):
+    """The smallest selector byte b with b % mod == r, the bits of must
+    set and those of mustnot clear (the ops pick their case and options
+    from one byte)."""
+    return next(b for b in range(256) if b % mod == r and
+                b & must == must and not b & mustnot)
+
+
+native = {
+    "capture-graph": n_stream(0) + n_stream(1) + n_event(0) + n_event(1)
+    + [N_CAPTURE_BEGIN] + s(0) + [RELAXED] + host(s(0))
+    + [N_MEM] + s(0) + [2, 0, 8, 16] + rec(e(0), s(0)) + wait(s(1), e(0))
+    + host(s(1)) + [N_VALUE] + s(1) + [0] + [0] * 8 + [0]
+    + rec(e(1), s(1)) + wait(s(0), e(1))
+    + [N_CAPTURE_CTRL] + s(0) + [0, 0, 1] + [N_CAPTURE_END] + s(0) + [0]
+    + [N_INSTANTIATE] + [0] + [0]
+    + [N_GRAPH, 0] + [0] + [0] + s(1) + [2]
+    + [N_GRAPH, 1] + [0] + [0]                      # destroy graph 0
+    + [N_GRAPH, 0] + NNULL + [0] + NNULL + [0]      # launch on the default
+    + [N_GRAPH, 0] + NNULL + NOTHER + s(1) + [0]    # another kind as exec
+    + [N_GRAPH, 11] + NNULL + [0]                   # destroy exec 0
+    + [N_GRAPH, 0] + NNULL + NSTALE + s(0) + [0]
+    + [N_SYNC, 1, 40] + s(1),
+    "capture-misuse": n_stream(0) + n_stream(1) + n_event(0)
+    + [N_CAPTURE_BEGIN] + s(0) + [GLOBAL] + [N_CAPTURE_BEGIN] + s(0) + [9]
+    + [N_CAPTURE_BEGIN] + NNULL + [0] + [N_SYNC, 1, 0] + s(1)
+    + [N_DEVICE_SYNC, 0, 1, 1, 1] + [N_STREAM_DESTROY, 0]
+    + rec(e(0), s(0)) + [N_CAPTURE_END] + s(1)      # not capturing
+    + [N_CAPTURE_BEGIN] + s(1) + [RELAXED] + wait(s(0), e(0))
+    + [N_CAPTURE_END] + s(0)                        # invalidated
+    + [N_CAPTURE_END] + s(1) + [2]
+    + [N_THREAD, 0, 1] + [N_THREAD, 8, 77],
+    "stale-and-other-kinds": n_stream(0) + n_stream(1) + n_event(0, 1)
+    + n_event(1) + [N_STREAM_DESTROY, 2] + [N_EVENT_DESTROY, 2]
+    + rec(NSTALE, s(0)) + rec(e(0), NSTALE) + rec(NOTHER, s(0))
+    + rec(e(0), NOTHER) + wait(NOTHER, NOTHER)
+    + [N_EVENT_Q] + NSTALE + NOTHER + [0] + [N_STREAM_Q] + NOTHER + [3, 65, 66, 67, 1]
+    + [N_STREAM_DESTROY, 1] + NOTHER + [N_EVENT_DESTROY, 1] + NOTHER
+    + [N_INSTANTIATE] + NOTHER + [N_GRAPH, 2] + NOTHER
+    + [N_FAILURE] + NSTALE + [1] + [N_THREAD, 1] + NOTHER + [1, 3]
+    + [N_CAPTURE_BEGIN] + NSTALE + [0] + [N_CAPTURE_END] + NOTHER
+    + [N_IPC_EVENT] + NOTHER + [0] * 66,
+    "failures": n_stream(0) + n_stream(1)
+    + [N_FAILURE] + s(0) + [40] + [N_FAILURE] + s(0) + [24, 1]  # STOP, a callback
+    + [N_WORK] + s(0) + [58] + host(s(0)) + [N_WORK] + s(0) + [3, 5]
+    + [N_SYNC, 1, 40] + s(0) + [N_FAILURE] + s(0) + [1] + [N_FAILURE] + s(0) + [8]
+    + [N_FAILURE] + s(0) + [12] + [N_FAILURE] + s(1) + [9, 1]
+    + [N_WORK] + s(1) + [3, 20] + [N_WORK] + s(1) + [6]
+    + [N_WORK] + s(1) + [5] + [N_WORK] + s(1) + [12]  # shutdown, own sync
+    + [N_SYNC, 3, 0] + s(1)
+    + [N_FAILURE] + s(0) + [24, 2]
+    + [N_STREAM_DESTROY, 0] + [N_DEVICE_SYNC, 2, 0, 0, 1, 0],
+    "ipc-mem": [N_IPC_MEM, 0, 0, 64]                 # alloc 4097 bytes
+    + [N_IPC_MEM, bsel(6, 0, 8), 1, 1]                # alloc a garbage size
+    + [N_IPC_MEM, bsel(6, 2, 8 | 128, 48), 0, 0]      # export, no pid check
+    + [N_IPC_MEM, bsel(6, 2, 0, 8 | 48), 0, 5]        # export at offset 5
+    + [N_IPC_MEM, bsel(6, 3, 8, 16), 0] + [7] + [0] * 7 + [2]  # set pids
+    + [N_IPC_MEM, bsel(6, 4, 0, 56), 0]               # import its own key
+    + [N_IPC_MEM, bsel(6, 4, 8, 48), 0, 3, 0x41]      # import a changed key
+    + [N_IPC_MEM, bsel(6, 5, 0, 24), 0]               # close
+    + [N_IPC_MEM, bsel(6, 1, 0, 24), 0]               # free block 0
+    + [N_IPC_MEM, bsel(6, 1, 8, 16), 0]               # free it again (stale)
+    + [N_IPC_MEM, bsel(6, 1, 16, 8), 1, 0]            # free inside block 1
+    + [N_IPC_MEM, bsel(6, 1, 24), 0] + [0x10] * 8,    # free a forged pointer
+    "values-checks-trace": n_stream(0) + [N_TRACE, bsel(3, 0, 8)]
+    + [N_VALUE] + s(0) + [0 | 16] + [0] * 8 + [0]
+    + [N_VALUE] + s(0) + [1] + [5] + [0] * 7 + [1, 1, 30]
+    + [N_VALUE] + s(0) + [2] + [5] + [0] * 7 + [1, 1, 1]
+    + [N_VALUE] + NNULL + [3] + [9] + [0] * 7 + [2, 1, 1, 8]
+    # check ops: b, (8 pointer bytes unless b & 8), size byte, mode byte
+    + [N_CHECK, bsel(5, 0, 8, 48), 16, 0]                  # access
+    + [N_CHECK, bsel(5, 1, 8 | 64, 48), 16, 0]             # alloc, free
+    + [N_CHECK, bsel(5, 2, 64 | 128, 56)] + [0] * 8 + [8, 0]  # sync objects
+    + [N_CHECK, bsel(5, 3, 8 | 64, 48 | 128), 0, 0, 5]
+    + [0x66, 0x75, 0x7a, 0x7a, 0xff]                       # a non-UTF-8 site
+    + [N_CHECK, bsel(5, 4, 8 | 16, 32), 8, 0]              # free NULL
+    + [N_TRACE, bsel(3, 2)] + [N_TRACE, bsel(3, 1)]
+    + [N_TRACE, bsel(3, 0, 16, 8)] + [N_LIB, 3, 40] + [N_LIB, 0, 0xff],
+}
+
+d = os.path.join(HERE, "corpus", "fuzz_native_all")
+os.makedirs(d, exist_ok=True)
+for name, data in native.items():
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(bytes(data))

@@ -2,9 +2,11 @@
 # run.sh - build the libFuzzer targets with clang (Debian's default: 14 on
 # Debian 12, 19 on 13)
 # (-fsanitize=fuzzer,address,undefined) and run each for a bounded time
-# (FUZZ_SECONDS each for the native targets, default 40; FUZZ_ACL_SECONDS
-# for fuzz_acl_mem, default 20, which also compiles src/acl: about 2 minutes
-# in all, build included).  The committed corpus in tests/fuzz/corpus/<target> seeds the
+# (FUZZ_SECONDS each for fuzz_api and fuzz_ipc_handle, default 40;
+# FUZZ_ALL_SECONDS for fuzz_native_all, every function of evrt.h with
+# garbage arguments, default 20; FUZZ_ACL_SECONDS for fuzz_acl_mem, default
+# 20, which also compiles src/acl: about 2 and a half minutes in all, build
+# included).  The committed corpus in tests/fuzz/corpus/<target> seeds the
 # run; new inputs go to a scratch directory, so the tree is not modified.
 # A crash, hang (-timeout) or sanitizer report fails the script and leaves
 # the reproducer (crash-*, timeout-*) in build-fuzz/.
@@ -15,6 +17,7 @@ cd "$(dirname "$0")/../.."
 CC=${FUZZ_CC:-clang}
 SECS=${FUZZ_SECONDS:-40}
 ACL_SECS=${FUZZ_ACL_SECONDS:-20}
+ALL_SECS=${FUZZ_ALL_SECONDS:-20}
 OUT=build-fuzz
 if ! command -v "$CC" >/dev/null 2>&1; then
   echo "fuzz: $CC not found (tools/install-deps.sh installs clang and libclang-rt-dev)" >&2
@@ -44,10 +47,12 @@ for src in src/acl/*.c; do
   acl_objs="$acl_objs $o"
 done
 status=0
-for t in fuzz_api fuzz_ipc_handle fuzz_acl_mem; do
+for t in fuzz_api fuzz_ipc_handle fuzz_native_all fuzz_acl_mem; do
   secs=$SECS
   extra=""
-  if [ "$t" = fuzz_acl_mem ]; then
+  if [ "$t" = fuzz_native_all ]; then
+    secs=$ALL_SECS
+  elif [ "$t" = fuzz_acl_mem ]; then
     secs=$ACL_SECS
     extra=$acl_objs
   fi

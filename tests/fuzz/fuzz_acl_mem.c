@@ -33,7 +33,10 @@
 #define _GNU_SOURCE
 #endif
 #include <acl/acl.h>
+#include <evrt.h> /* evrt_device_launch_host_func: drain the releases */
 
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -594,6 +597,23 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   return 0;
 }
 
+/* The layer gives freed blocks and unmapped pages back on evrt's release
+ * lane for every device (evrt_device_launch_host_func(EVRT_DEVICE_ALL)),
+ * after the work queued before them, and aclrtSynchronizeDevice does not
+ * wait for that lane.  libFuzzer looks for leaks when an input returns, so
+ * the input waits for the lane: a function queued on it last runs after
+ * every release queued before it (the lane is FIFO). */
+static atomic_int drained;
+static void mark_drained(void *p) { atomic_store((atomic_int *)p, 1); }
+static void drain_releases(void) {
+  atomic_store(&drained, 0);
+  if (evrt_device_launch_host_func(EVRT_DEVICE_ALL, mark_drained, &drained) !=
+      EVRT_SUCCESS)
+    return;
+  while (!atomic_load(&drained))
+    sched_yield();
+}
+
 static void cleanup(void) {
   CHECK(aclrtSynchronizeDevice());
   for (int k = 0; k < NRES; k++) {
@@ -620,6 +640,7 @@ static void cleanup(void) {
   }
   for (int i = 0; i < NBLK; i++)
     free_slot(i);
+  drain_releases();
   (void)aclGetRecentErrMsg(); /* the thread's message: not kept */
 }
 

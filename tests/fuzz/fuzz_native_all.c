@@ -950,6 +950,10 @@ static void op_check(struct in *in) {
   case 3:
     garbage_string(in, site, b & 64 ? sizeof site : 32);
     CHECKA(evrt_check_site(b & 128 ? NULL : site), false);
+    /* an API tag in range or garbage (INVALID_VALUE, nothing changed) */
+    CHECKA(evrt_check_site_api(b & 128 ? NULL : site,
+                               b & 32 ? mode : EVRT_CHECK_API_PYTHON),
+           false);
     break;
   default:
     (void)evrt_check_enabled();

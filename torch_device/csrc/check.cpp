@@ -97,8 +97,7 @@ bool library_frame(const char* file) {
 }
 
 // "train.py:42 (step)" of the innermost user frame, or "" (no Python
-// frame: an autograd worker, a thread without the GIL).  Caller holds the
-// GIL.
+// frame).  Caller holds the GIL.
 std::string python_site() {
   PyFrameObject* f = PyEval_GetFrame();  // borrowed
   if (!f) return "";
@@ -132,8 +131,17 @@ thread_local int tls_site_depth = 0;
 
 UserSite::UserSite() {
   if (tls_site_depth++ > 0) return;
-  if (!check_on() || !Py_IsInitialized() || !PyGILState_Check()) return;
+  // torch's bindings release the GIL around an op: take it back to read
+  // the frames, on a thread that has a Python state (the calling Python
+  // thread; not an evrt worker, nor an autograd thread that never ran
+  // Python).  No lock of this layer is held here (never under the
+  // allocator's mutex: a thread holding the GIL may be waiting for it).
+  if (!check_on() || !Py_IsInitialized() || _Py_IsFinalizing() ||
+      !PyGILState_GetThisThreadState())
+    return;
+  PyGILState_STATE g = PyGILState_Ensure();
   std::string where = python_site();
+  PyGILState_Release(g);
   if (where.empty()) return;
   set_ = true;
   evrt_check_site(where.c_str());

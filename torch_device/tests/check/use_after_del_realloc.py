@@ -9,6 +9,5 @@ s.wait_stream(torch.evrt.current_stream())
 with torch.evrt.stream(s):
     x[100:200].mul_(2)
 del x
-y = torch.empty(4096, device="evrt")
-y.fill_(7)
+y = torch.empty(4096, device="evrt")  # x's block, at once
 torch.evrt.synchronize()

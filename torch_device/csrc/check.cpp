@@ -125,12 +125,12 @@ std::string python_site() {
 
 }  // namespace
 
+
 // Nested sites (a copy that enqueues a task): the outermost one names
 // them all.
 thread_local int tls_site_depth = 0;
 
-UserSite::UserSite() {
-  if (tls_site_depth++ > 0) return;
+std::string user_frame() {
   // torch's bindings release the GIL around an op: take it back to read
   // the frames, on a thread that has a Python state (the calling Python
   // thread; not an evrt worker, nor an autograd thread that never ran
@@ -138,10 +138,16 @@ UserSite::UserSite() {
   // allocator's mutex: a thread holding the GIL may be waiting for it).
   if (!check_on() || !Py_IsInitialized() || _Py_IsFinalizing() ||
       !PyGILState_GetThisThreadState())
-    return;
+    return "";
   PyGILState_STATE g = PyGILState_Ensure();
   std::string where = python_site();
   PyGILState_Release(g);
+  return where;
+}
+
+UserSite::UserSite() {
+  if (tls_site_depth++ > 0) return;
+  std::string where = user_frame();
   if (where.empty()) return;
   set_ = true;
   evrt_check_site(where.c_str());

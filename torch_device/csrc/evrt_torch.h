@@ -78,6 +78,10 @@ struct Unobserved {
   Unobserved(const Unobserved&) = delete;
   Unobserved& operator=(const Unobserved&) = delete;
 };
+// "prog.py:12 (<module>)": the innermost Python frame of the program on
+// the calling thread, or "" (the checker off, no Python state).  Takes the
+// GIL: call it with no lock of this layer held.
+std::string user_frame();
 // While one lives, the calling thread's evrt calls are named in reports by
 // the innermost Python frame of the program (file:line (function)), when
 // the checker is on and the thread holds the GIL; else by the C stack.

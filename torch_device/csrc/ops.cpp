@@ -373,6 +373,7 @@ int64_t aliased_arg(const c10::FunctionSchema& s, size_t ri) {
 }
 
 const std::string& op_name(const c10::OperatorHandle& op);
+std::string host_site(const std::string& what);
 
 void declare_only(void* p) {
   std::unique_ptr<Task> t(static_cast<Task*>(p));
@@ -866,8 +867,8 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
     synchronize_stream(s);
     // The host reads the device tensor itself, after the synchronize.
     if (check_on()) {
-      evrt_check_site(describe_tensor("aten::_copy_from (to host)", "self",
-                                      self.scalar_type(), self.sizes()).c_str());
+      evrt_check_site(host_site(describe_tensor("aten::_copy_from (to host)", "self",
+                                      self.scalar_type(), self.sizes())).c_str());
       TensorRef::of(self, false).declare(EVRT_CHECK_READ);
       evrt_check_site(nullptr);
     }
@@ -881,6 +882,12 @@ at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
   return copy_from(self, dst, false);
 }
 
+// The site of a host-side access: the program's line, then the op.
+std::string host_site(const std::string& what) {
+  std::string where = user_frame();
+  return where.empty() ? what : where + ": " + what;
+}
+
 // item(): waits for the stream (a CUDA synchronization point).
 at::Scalar local_scalar_dense(const at::Tensor& self) {
   c10::DeviceGuard g(self.device());
@@ -888,8 +895,8 @@ at::Scalar local_scalar_dense(const at::Tensor& self) {
   // The host reads the tensor after the synchronize of the current stream
   // only: its producer on another stream, not waited for, races it.
   if (check_on()) {
-    evrt_check_site(describe_tensor("aten::_local_scalar_dense (item)", "self",
-                                    self.scalar_type(), self.sizes()).c_str());
+    evrt_check_site(host_site(describe_tensor("aten::_local_scalar_dense (item)", "self",
+                                    self.scalar_type(), self.sizes())).c_str());
     TensorRef::of(self, false).declare(EVRT_CHECK_READ);
     evrt_check_site(nullptr);
   }

@@ -839,6 +839,18 @@ EVRT_EXPORT evrt_status_t evrt_check_site(const char *where);
 /* [ts] [nb] [hostfn] */
 EVRT_EXPORT evrt_status_t evrt_check_site_api(const char *where,
                                               unsigned api);
+/* Waits that are not the program's: between evrt_check_unobserved_begin()
+ * and evrt_check_unobserved_end() the calling thread's observations of
+ * completion (synchronize, a query or event info answering complete, a
+ * wait status) order nothing for the checker, so that a layer's own waits
+ * (an allocator polling its events, a fallback synchronizing for itself)
+ * do not hide the program's missing synchronization.  They nest; an end
+ * without an open begin of this thread is EVRT_ERROR_INVALID_VALUE and
+ * changes nothing.  With the checker off both do nothing. */
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_check_unobserved_begin(void);
+/* [ts] [nb] [hostfn] */
+EVRT_EXPORT evrt_status_t evrt_check_unobserved_end(void);
 /* Number of findings so far (each occurrence; 0 with the checker off). */
 /* [ts] [nb] [hostfn] */
 EVRT_EXPORT uint64_t evrt_check_findings(void);

@@ -25,7 +25,7 @@ setup(
     ext_modules=[
         CppExtension(
             "evrt_torch._C",
-            ["csrc/runtime.cpp", "csrc/ops.cpp", "csrc/module.cpp"],
+            ["csrc/runtime.cpp", "csrc/ops.cpp", "csrc/module.cpp", "csrc/check.cpp"],
             include_dirs=[os.path.join(ROOT, "include")],
             library_dirs=[BUILD],
             # The one libevrt.so.0 of the build (by soname, so that the evrt

@@ -80,6 +80,24 @@ evrt_status_t evrt_check_alloc(const void *ptr, size_t bytes) {
   return EVRT_SUCCESS;
 }
 
+evrt_status_t evrt_check_unobserved_begin(void) {
+  evrt_status_t st = evrt__ready();
+  if (st || !evrt__check_on)
+    return st;
+  evrt__check_unobserved(1);
+  return EVRT_SUCCESS;
+}
+
+evrt_status_t evrt_check_unobserved_end(void) {
+  evrt_status_t st = evrt__ready();
+  if (st || !evrt__check_on)
+    return st;
+  if (!evrt__check_unobserved(-1))
+    return evrt__fail(EVRT_ERROR_INVALID_VALUE, "evrt_check_unobserved_end: "
+                      "no evrt_check_unobserved_begin of this thread is open");
+  return EVRT_SUCCESS;
+}
+
 evrt_status_t evrt_check_site_api(const char *where, unsigned api) {
   evrt_status_t st = evrt__ready();
   if (st)

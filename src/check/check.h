@@ -104,6 +104,9 @@ void evrt__check_wait_skipped(struct evrt__stream *s, struct evrt__event *e,
 void evrt__check_observe_stream(struct evrt__stream *s, uint64_t target);
 void evrt__check_observe_event(struct evrt__event *e);
 void evrt__check_observe_device(int device);
+/* evrt_check_unobserved_begin (delta 1) / _end (delta -1) of the calling
+ * thread; false for an end without a begin (nothing changed). */
+bool evrt__check_unobserved(int delta);
 /* An interprocess event's query or synchronize returned st: on success the
  * generation recorded in this process, if any, is observed.  Returns st. */
 evrt_status_t evrt__check_ipc_observed(struct evrt__event *e, evrt_status_t st);

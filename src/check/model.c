@@ -27,6 +27,9 @@ struct ctls {
   uint64_t run_seq;
   uint32_t run_site;
   struct evrt__claunch run_launch; /* its graph launch, if a node's */
+  /* evrt_check_unobserved_begin depth: while > 0 this thread's
+   * observations of completion order nothing (a layer's own waits). */
+  uint32_t unobserved;
 };
 /* One pointer of TLS (the library's static TLS is budgeted: design.md 12) */
 static _Thread_local struct ctls *tls;
@@ -918,10 +921,23 @@ void evrt__check_item_parked(struct evrt__stream *s, struct evrt__item *it) {
 
 /* ------------------------------------------------- observed completion */
 
+/* evrt_check_unobserved_begin (+1) / _end (-1) of the calling thread; only
+ * that thread reads or writes its count, so no lock.  An end without a
+ * begin is refused (false) and changes nothing. */
+bool evrt__check_unobserved(int delta) {
+  struct ctls *t = ctls();
+  if (!t)
+    return delta > 0; /* (no context: out of memory; nothing to order) */
+  if (delta < 0 && t->unobserved == 0)
+    return false;
+  t->unobserved += (uint32_t)delta;
+  return true;
+}
+
 void evrt__check_observe_stream(struct evrt__stream *s, uint64_t target) {
   struct evrt__cstream *cs = s->check;
   struct ctls *t = ctls();
-  if (!cs || !t || t->run_cs == cs)
+  if (!cs || !t || t->run_cs == cs || t->unobserved)
     return;
   evrt__spin_lock(&cs->lock);
   cvc_t *v = cs->end_seq >= target ? vc_at_locked(cs, target) : NULL;
@@ -939,7 +955,7 @@ evrt_status_t evrt__check_ipc_observed(struct evrt__event *e,
 
 void evrt__check_observe_event(struct evrt__event *e) {
   struct ctls *t = ctls();
-  if (!t || (!(e->flags & EVRT_EVENT_INTERPROCESS) &&
+  if (!t || t->unobserved || (!(e->flags & EVRT_EVENT_INTERPROCESS) &&
              !atomic_load_explicit(&e->src, memory_order_relaxed)))
     return; /* never recorded, or reset: complete without a generation */
   uint64_t id = e->id;
@@ -984,7 +1000,7 @@ void evrt__check_observe_event(struct evrt__event *e) {
 
 void evrt__check_observe_device(int device) {
   struct ctls *t = ctls();
-  if (!t)
+  if (!t || t->unobserved)
     return;
   struct evrt__table *tb = &evrt__streams;
   uint32_t n = atomic_load_explicit(&tb->next_unused, memory_order_acquire);

@@ -742,6 +742,42 @@ SCENARIO(free_after_stream_query_not_ready, "use after free") {
   free_after(OBS_STREAM_QUERY, false);
 }
 
+/* A layer's own waits (evrt_check_unobserved_begin/end) order nothing:
+ * the host writes what stream a wrote, after a synchronize the program did
+ * not make itself.  Outside the pair the same synchronize orders it. */
+static void host_write_after_sync(bool unobserved) {
+  evrt_stream_t a = stream();
+  OK(evrt_memset_async(a, buf, 1, 64));
+  if (unobserved)
+    OK(evrt_check_unobserved_begin());
+  OK(evrt_stream_synchronize(a));
+  EXPECT(evrt_stream_query(a) == EVRT_SUCCESS);
+  OK(evrt_device_synchronize(0));
+  if (unobserved)
+    OK(evrt_check_unobserved_end());
+  OK(evrt_check_access(buf, 64, EVRT_CHECK_WRITE));
+}
+SCENARIO(unobserved_sync_orders_nothing, "unsynchronized host access") {
+  host_write_after_sync(true);
+}
+SCENARIO(sync_after_unobserved_end_orders, CLEAN) {
+  host_write_after_sync(false);
+}
+/* Nested pairs; an end without a begin is refused and changes nothing
+ * (the synchronize after it still orders the host). */
+SCENARIO(unobserved_nests_and_unbalanced_end_refused, CLEAN) {
+  evrt_stream_t a = stream();
+  OK(evrt_check_unobserved_begin());
+  OK(evrt_check_unobserved_begin());
+  OK(evrt_check_unobserved_end());
+  OK(evrt_memset_async(a, buf, 1, 64));
+  OK(evrt_stream_synchronize(a)); /* still inside one pair: orders nothing */
+  OK(evrt_check_unobserved_end());
+  EXPECT(evrt_check_unobserved_end() == EVRT_ERROR_INVALID_VALUE);
+  OK(evrt_stream_synchronize(a));
+  OK(evrt_check_access(buf, 64, EVRT_CHECK_WRITE));
+}
+
 /* One annotation that reads and writes a range is one access: racing a
  * fill on another stream, it gives one finding, not one for its read and
  * one for its write (the fill is made to reach the checker first, the

@@ -958,6 +958,11 @@ static void op_check(struct in *in) {
   default:
     (void)evrt_check_enabled();
     (void)evrt_check_findings();
+    /* balanced, or an end without a begin (INVALID_VALUE with the checker
+     * on, nothing changed) */
+    if (b & 64)
+      CHECKA(evrt_check_unobserved_begin(), false);
+    CHECKA(evrt_check_unobserved_end(), false);
     CHECKA(evrt_check_free(NULL, n, release_nothing), false);
   }
 }

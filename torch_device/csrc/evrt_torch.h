@@ -9,7 +9,9 @@
 #include <c10/core/Allocator.h>
 #include <c10/core/CachingDeviceAllocator.h>
 #include <c10/core/Device.h>
+#include <c10/core/ScalarType.h>
 #include <c10/core/Stream.h>
+#include <c10/util/ArrayRef.h>
 #include <evrt.h>
 
 #include <cstdint>
@@ -64,5 +66,41 @@ bool launch_blocking();
 void count_sync(const std::string& op);
 std::map<std::string, uint64_t> sync_counts();
 void reset_sync_counts();
+
+// ---------------------------------------------------------------- checker
+// (check.cpp; docs/check.md, "Torch programs")
+bool check_on();  // evrt_check_enabled()
+// The calling thread's waits while one lives are the layer's own: they
+// order nothing for EVRT_CHECK (evrt_check_unobserved_begin/end).
+struct Unobserved {
+  Unobserved();
+  ~Unobserved();
+  Unobserved(const Unobserved&) = delete;
+  Unobserved& operator=(const Unobserved&) = delete;
+};
+// "prog.py:12 (<module>)": the innermost Python frame of the program on
+// the calling thread, or "" (the checker off, no Python state).  Takes the
+// GIL: call it with no lock of this layer held.
+std::string user_frame();
+// While one lives, the calling thread's evrt calls are named in reports by
+// the innermost Python frame of the program (file:line (function)), when
+// the checker is on and the thread holds the GIL; else by the C stack.
+struct UserSite {
+  UserSite();
+  ~UserSite();
+  UserSite(const UserSite&) = delete;
+  UserSite& operator=(const UserSite&) = delete;
+
+ private:
+  bool set_ = false;
+};
+// Declare the elements of a strided tensor (base: its storage's data;
+// offset in elements) as an access of the calling work item: one range per
+// contiguous run, or the [min, max] span past kMaxRuns runs.
+void declare_tensor(const char* base, int64_t offset, c10::IntArrayRef sizes,
+                    c10::IntArrayRef strides, size_t itemsize, unsigned mode);
+// "aten::add_.Tensor self: Float[4, 4]", the site a report names.
+std::string describe_tensor(const std::string& op, const char* arg,
+                            c10::ScalarType dtype, c10::IntArrayRef sizes);
 
 }  // namespace evrt_torch

@@ -95,6 +95,13 @@ struct TensorRef {
   std::vector<int64_t> sizes, strides;
   at::ScalarType dtype = at::kFloat;
   bool write = false;
+  bool tracked = true;  // device memory (a copy's host staging is not)
+
+  // Declare its elements to EVRT_CHECK (the caller checked check_on()).
+  void declare(unsigned mode) const {
+    if (tracked)
+      declare_tensor(base, offset, sizes, strides, c10::elementSize(dtype), mode);
+  }
 
   static TensorRef of(const at::Tensor& t, bool write) {
     TensorRef r;
@@ -273,9 +280,27 @@ void run_cpu(const Task& t) {
   }
 }
 
+// EVRT_CHECK: the task's accesses, each under a site naming the op, the
+// argument and the tensor (a report names them).  Declared before the
+// kernel runs: only the checker's order matters, not the moment.
+void declare_task(const Task& t) {
+  const auto& schema = t.op.schema();
+  for (auto& [ai, ei, ref] : t.ins) {
+    const char* arg = ai < schema.arguments().size() ? schema.arguments()[ai].name().c_str() : "self";
+    evrt_check_site(describe_tensor(t.name, arg, ref.dtype, ref.sizes).c_str());
+    ref.declare(ref.write ? EVRT_CHECK_READ | EVRT_CHECK_WRITE : EVRT_CHECK_READ);
+  }
+  for (auto& [ri, ei, ref] : t.outs) {
+    evrt_check_site(describe_tensor(t.name, "result", ref.dtype, ref.sizes).c_str());
+    ref.declare(EVRT_CHECK_WRITE);
+  }
+  evrt_check_site(nullptr);
+}
+
 int32_t task_main(void* p) {
   std::unique_ptr<Task> t(static_cast<Task*>(p));
   try {
+    if (check_on()) declare_task(*t);
     c10::impl::ForceDispatchKeyGuard keys(t->tls.included, t->tls.excluded);
     c10::AutoGradMode grad(t->tls.grad);
     // Serial kernels on workers: a stream is the unit of parallelism here.
@@ -304,12 +329,16 @@ void enqueue(std::unique_ptr<Task> t, const c10::Stream& s) {
   evrt_stream_t ns = native_stream(s);
   evrt_stream_get_id(ns, &t->stream_id);
   Task* raw = t.release();
+  UserSite site;
   evrt_status_t st = evrt_launch_host_func_status(ns, task_main, raw);
   if (st != EVRT_SUCCESS) {
     delete raw;
     check(st, "launch");
   }
-  if (launch_blocking()) synchronize_stream(s);
+  if (launch_blocking()) {
+    Unobserved quiet;  // a debugging mode, not the program's ordering
+    synchronize_stream(s);
+  }
 }
 
 // ============================================================ fallback
@@ -343,6 +372,17 @@ int64_t aliased_arg(const c10::FunctionSchema& s, size_t ri) {
   return -1;
 }
 
+const std::string& op_name(const c10::OperatorHandle& op);
+std::string host_site(const std::string& what);
+
+void declare_only(void* p) {
+  std::unique_ptr<Task> t(static_cast<Task*>(p));
+  try {
+    declare_task(*t);
+  } catch (...) {  // (a failed string build: nothing declared)
+  }
+}
+
 // The synchronous route: wait for the current stream, run the CPU kernel
 // on the host over the device memory, copy new outputs to fresh device
 // tensors.  For ops whose output shape depends on the data (nonzero,
@@ -353,8 +393,32 @@ void sync_route(const c10::OperatorHandle& op, torch::jit::Stack* stack,
   const auto& schema = op.schema();
   size_t nargs = schema.arguments().size();
   c10::Stream s = current_stream(dev);
-  synchronize_stream(s);
   std::vector<c10::IValue> args(stack->end() - nargs, stack->end());
+  if (check_on()) {
+    // The op reads (and writes) its arguments on stream s, in its order: a
+    // task of no kernel that declares them, before the synchronize below,
+    // which is the layer's own (it orders nothing for the checker).
+    auto task = std::make_unique<Task>(op);
+    task->name = op_name(op);
+    for (size_t i = 0; i < nargs; i++) {
+      bool w = is_write_arg(schema, i);
+      for_each_tensor(args[i], [&](const at::Tensor& t) {
+        if (is_evrt(t)) task->ins.emplace_back(i, -1, TensorRef::of(t, w));
+      });
+    }
+    evrt_stream_t ns = native_stream(s);
+    Task* raw = task.release();
+    UserSite site;
+    evrt_status_t st = evrt_launch_host_func(ns, declare_only, raw);
+    if (st != EVRT_SUCCESS) {
+      delete raw;
+      check(st, "launch");
+    }
+  }
+  {
+    Unobserved quiet;
+    synchronize_stream(s);
+  }
   std::vector<c10::IValue> cpu_args;
   for (const auto& v : args)
     cpu_args.push_back(map_tensors(v, [](const at::Tensor& t, int64_t) {
@@ -719,6 +783,7 @@ void free_host(void* p) { std::free(p); }
 at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
   (void)non_blocking;
   if (self.numel() == 0) return dst;
+  UserSite site;  // the copies' and tasks' enqueue site in reports
   if (is_evrt(dst) && is_evrt(self)) {
     c10::DeviceGuard g(dst.device());
     c10::Stream s = current_stream(dst.device().index());
@@ -781,6 +846,7 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
       sref.sizes = src.sizes().vec();
       sref.strides = src.strides().vec();
       sref.dtype = src.scalar_type();
+      sref.tracked = false;
       task->args = {c10::IValue(at::Tensor()), c10::IValue(at::Tensor()), c10::IValue(false)};
       task->ins.emplace_back(0, -1, TensorRef::of(dst, true));
       task->ins.emplace_back(1, -1, sref);
@@ -799,6 +865,13 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
     synchronize_stream(s);
   } else {
     synchronize_stream(s);
+    // The host reads the device tensor itself, after the synchronize.
+    if (check_on()) {
+      evrt_check_site(host_site(describe_tensor("aten::_copy_from (to host)", "self",
+                                      self.scalar_type(), self.sizes())).c_str());
+      TensorRef::of(self, false).declare(EVRT_CHECK_READ);
+      evrt_check_site(nullptr);
+    }
     dst.copy_(TensorRef::of(self, false).cpu());
   }
   return dst;
@@ -809,10 +882,24 @@ at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
   return copy_from(self, dst, false);
 }
 
+// The site of a host-side access: the program's line, then the op.
+std::string host_site(const std::string& what) {
+  std::string where = user_frame();
+  return where.empty() ? what : where + ": " + what;
+}
+
 // item(): waits for the stream (a CUDA synchronization point).
 at::Scalar local_scalar_dense(const at::Tensor& self) {
   c10::DeviceGuard g(self.device());
   synchronize_stream(current_stream(self.device().index()));
+  // The host reads the tensor after the synchronize of the current stream
+  // only: its producer on another stream, not waited for, races it.
+  if (check_on()) {
+    evrt_check_site(host_site(describe_tensor("aten::_local_scalar_dense (item)", "self",
+                                    self.scalar_type(), self.sizes())).c_str());
+    TensorRef::of(self, false).declare(EVRT_CHECK_READ);
+    evrt_check_site(nullptr);
+  }
   return at::_local_scalar_dense(TensorRef::of(self, false).cpu());
 }
 

@@ -11,6 +11,8 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
+#include <thread>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -389,6 +391,12 @@ struct Block {
   evrt_stream_t stream = nullptr;     // the allocating stream
   std::vector<c10::Stream> uses;      // recorded other streams
   std::vector<evrt_event_t> events;   // at free: one per recorded stream
+  // EVRT_CHECK: false from a free until its stream-ordered free task ran
+  // (release/acquire).  A pending block (recorded streams) is reused only
+  // once it is true: its free runs on the free stream, its next life's
+  // allocation on its own stream, which must not come first; emptyCache
+  // keeps a block whose free task still names it.
+  std::atomic<bool> freed_seen{true};
 };
 
 struct DevicePool {
@@ -406,6 +414,70 @@ void stat_add(c10::CachingAllocator::StatArray& a, int64_t n) {
 }
 
 void free_block(void* ctx);
+
+// EVRT_CHECK's free of a block, run as a work item in stream order: on
+// the block's stream, or on the device's free stream after the block's
+// stream and every recorded stream (record_stream).  Work not ordered
+// before it that touches the block is a use after free.
+void check_free_task(void* p) {
+  auto* b = static_cast<Block*>(p);
+  evrt_check_free(b->ptr, b->size, nullptr);
+  b->freed_seen.store(true, std::memory_order_release);
+}
+
+// The checker's allocation of a block, in stream order on the allocating
+// stream: after the block's free there (a block without recorded streams
+// is reused at once, as on a device, before its free task ran), and
+// before every later item of that stream, whichever host thread enqueues
+// it (autograd's engine thread allocates what the Python thread uses, and
+// their own handoff is invisible to evrt).
+void check_alloc_task(void* p) {
+  auto* b = static_cast<Block*>(p);
+  evrt_check_alloc(b->ptr, b->size);
+}
+
+void check_alloc(Block* b) {
+  UserSite site;  // where the tensor was allocated, in reports
+  if (evrt_launch_host_func(b->stream, check_alloc_task, b) != EVRT_SUCCESS)
+    evrt_check_alloc(b->ptr, b->size);
+}
+
+// One internal stream per device for the frees of blocks used by other
+// streams: it waits for them, and no stream of the program waits for it,
+// so its waits order nothing of the program's.
+evrt_stream_t free_stream(c10::DeviceIndex d) {
+  static std::vector<std::atomic<evrt_stream_t>>* v =
+      new std::vector<std::atomic<evrt_stream_t>>(std::max<int>(device_count(), 1));
+  auto& slot = (*v)[d];
+  evrt_stream_t s = slot.load(std::memory_order_acquire);
+  if (s) return s;
+  evrt_stream_t mine = nullptr;
+  if (evrt_stream_create(&mine, d, 0, 0) != EVRT_SUCCESS) return nullptr;
+  // acq_rel: the winner publishes its stream; a loser reads it.
+  if (slot.compare_exchange_strong(s, mine, std::memory_order_acq_rel)) return mine;
+  evrt_stream_destroy(mine);
+  return s;
+}
+
+// Enqueue the checker's free of b (its events recorded, the checker on);
+// without a stream to run it on, it is declared now.
+void enqueue_check_free(Block* b) {
+  b->freed_seen.store(false, std::memory_order_relaxed);
+  evrt_stream_t on = b->stream;
+  if (!b->events.empty()) {
+    on = free_stream(b->device);
+    evrt_event_t e = nullptr;
+    bool ok = on && evrt_event_create(&e, EVRT_EVENT_NO_LIMIT) == EVRT_SUCCESS;
+    if (ok) ok = evrt_event_record(e, b->stream) == EVRT_SUCCESS &&
+                 evrt_stream_wait_event(on, e) == EVRT_SUCCESS;
+    if (e) evrt_event_destroy(e);  // the wait bound at its call
+    for (auto ev : b->events)
+      if (ok) ok = evrt_stream_wait_event(on, ev) == EVRT_SUCCESS;
+    if (!ok) on = nullptr;
+  }
+  if (!on || evrt_launch_host_func(on, check_free_task, b) != EVRT_SUCCESS)
+    check_free_task(b);
+}
 
 class EvrtAllocator final : public c10::DeviceAllocator {
  public:
@@ -439,6 +511,7 @@ class EvrtAllocator final : public c10::DeviceAllocator {
       account_alloc(pool, b);
       live_.emplace(p, b);
     }
+    if (check_on()) check_alloc(b);
     return c10::DataPtr(b->ptr, b, &free_block, dev);
   }
 
@@ -447,29 +520,43 @@ class EvrtAllocator final : public c10::DeviceAllocator {
   void copy_data(void* dst, const void* src, size_t count) const override {
     // Storage copies outside stream order (clone of a storage): synchronize
     // first, as a device's blocking memcpy would.
-    synchronize_device(-1);
+    {
+      Unobserved quiet;
+      synchronize_device(-1);
+    }
     std::memcpy(dst, src, count);
   }
 
   bool initialized() override { return true; }
 
   void emptyCache(c10::MempoolId_t = {0, 0}) override {
+    Unobserved quiet;  // the allocator's own waits: they order nothing
     for (c10::DeviceIndex d = 0; d < device_count(); d++)
       check(evrt_device_synchronize(d), "empty_cache synchronize");
     std::lock_guard<std::mutex> lock(mu_);
     for (c10::DeviceIndex d = 0; d < device_count(); d++) {
       auto& pool = pools()[d];
       poll_pending(pool);
-      for (auto& kv : pool.free) {
-        Block* b = kv.second;
+      for (auto it = pool.free.begin(); it != pool.free.end();) {
+        Block* b = it->second;
+        // Freed after the synchronize above: its checker free may not have
+        // run yet, and it still names the block.
+        if (!b->freed_seen.load(std::memory_order_acquire)) {
+          ++it;
+          continue;
+        }
+        it = pool.free.erase(it);
         stat_add(pool.stats.reserved_bytes, -static_cast<int64_t>(b->size));
         stat_add(pool.stats.segment, -1);
         pool.stats.num_device_free++;
         live_.erase(b->ptr);
+        // The memory goes back to the system, where untracked host memory
+        // (a CPU tensor, a copy's destination) may reuse it: the checker
+        // forgets its freed state (an allocation that no one declares).
+        if (check_on()) evrt_check_alloc(b->ptr, b->size);
         std::free(b->ptr);
         delete b;
       }
-      pool.free.clear();
     }
   }
 
@@ -535,6 +622,10 @@ class EvrtAllocator final : public c10::DeviceAllocator {
       b->events.push_back(e);
     }
     b->uses.clear();
+    if (check_on()) {
+      UserSite site;  // where the last reference went (a del, a rebind)
+      enqueue_check_free(b);
+    }
     std::lock_guard<std::mutex> lock(mu_);
     auto& pool = pools()[b->device];
     stat_add(pool.stats.allocated_bytes, -static_cast<int64_t>(b->size));
@@ -577,11 +668,21 @@ class EvrtAllocator final : public c10::DeviceAllocator {
   // Under mu_: move the pending blocks whose events all completed to the
   // free lists (evrt_event_query never blocks).
   void poll_pending(DevicePool& pool) {
+    Unobserved quiet;  // a "complete" answer here orders nothing of the program's
     for (auto it = pool.pending.begin(); it != pool.pending.end();) {
       Block* b = *it;
       bool done = true;
       for (auto e : b->events)
         if (evrt_event_query(e) == EVRT_NOT_READY) done = false;
+      // With the checker on, also its free task (on the free stream, just
+      // behind these events): reused on its stream before that free ran,
+      // its new life would start before the old one ended.  A short wait
+      // (1 ms at most; the task is usually about to run), else later.
+      for (int spin = 0; done && spin < 1000 &&
+                         !b->freed_seen.load(std::memory_order_acquire);
+           spin++)
+        std::this_thread::sleep_for(std::chrono::microseconds(1));
+      if (done && !b->freed_seen.load(std::memory_order_acquire)) done = false;
       if (!done) {
         ++it;
         continue;

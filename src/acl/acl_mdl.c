@@ -678,12 +678,18 @@ aclError aclmdlRIGetStreams(aclmdlRI modelRI, aclrtStream *streams,
   return r;
 }
 
+/* Is h the address of one of the n records of size sz at base (a handle
+ * the layer gave out), never dereferenced to find out. */
+static bool is_record(const void *h, const void *base, uint32_t n,
+                      size_t sz) {
+  const char *p = h, *b = base;
+  return n && p >= b && p < b + (size_t)n * sz && (size_t)(p - b) % sz == 0;
+}
+
 /* acl__lock held: the lane whose handle is h, or NULL. */
 static struct mdl_lane *find_lane(const void *h, struct mdl **owner) {
   for (struct mdl *m = models; m; m = m->next)
-    if (m->nlanes && h >= (const void *)m->lanes &&
-        h < (const void *)(m->lanes + m->nlanes) &&
-        ((const char *)h - (const char *)m->lanes) % sizeof *m->lanes == 0) {
+    if (is_record(h, m->lanes, m->nlanes, sizeof *m->lanes)) {
       *owner = m;
       return (struct mdl_lane *)h;
     }
@@ -755,9 +761,7 @@ static struct mdl_task *find_task(const void *h) {
   for (struct mdl *m = models; m; m = m->next)
     for (uint32_t i = 0; i < m->nlanes; i++) {
       struct mdl_lane *l = &m->lanes[i];
-      if (l->ntasks && h >= (const void *)l->tasks &&
-          h < (const void *)(l->tasks + l->ntasks) &&
-          ((const char *)h - (const char *)l->tasks) % sizeof *l->tasks == 0)
+      if (is_record(h, l->tasks, l->ntasks, sizeof *l->tasks))
         return (struct mdl_task *)h;
     }
   return NULL;
